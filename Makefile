@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# vroce top-level build.
+#   make            module (vroce.ko), provider (libvroce-rdmav34.so), tests
+#   make install    install them (honours DESTDIR), then depmod
+#   make check      every test: host unit tests, provider tests, VM tests
+#   make demo       boot a VM, load vroce, create vroce0, print ibv_devinfo
+#
+# KDIR defaults to the newest installed /lib/modules/*/build.
+
+KDIR ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1)
+BUILD ?= $(CURDIR)/build
+export BUILD
+
+.PHONY: all deps module user unit provider-tests progs install check demo \
+	check-unit check-vm clean
+
+all: module user unit provider-tests progs
+
+deps:
+	@scripts/deps
+
+module: deps
+	@test -n "$(KDIR)" || { echo "make: no kernel headers; set KDIR" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+user: deps
+	$(MAKE) -C user O=$(BUILD)/user
+
+unit: deps
+	$(MAKE) -C tests/unit O=$(BUILD)/unit
+
+progs: deps
+	$(MAKE) -C tests/progs O=$(BUILD)/progs
+
+provider-tests: user
+	$(MAKE) -C tests/provider O=$(BUILD)/provider
+
+install: all
+	scripts/install
+
+check: all
+	scripts/check
+
+check-unit: unit provider-tests
+	scripts/check --host-only
+
+check-vm: all
+	scripts/run-vm-tests
+
+demo: all
+	scripts/vm scripts/demo
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -rf $(BUILD)

@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Life cycle of a vroce device: creation on an Ethernet netdev through
+ * "rdma link add", registration with ib_core, port events that follow the
+ * netdev, and removal (rdma link delete, netdev unregister, module unload).
+ *
+ * Copyright (c) 2026 the vroce developers
+ */
+#include <linux/if_arp.h>
+#include <net/addrconf.h>
+#include <rdma/ib_verbs.h>
+
+#include "vroce.h"
+
+/* Every vroce device that exists, registered or being registered. */
+static LIST_HEAD(vroce_devices);
+static DEFINE_MUTEX(vroce_lock);
+
+static void vroce_dealloc_driver(struct ib_device *ibdev)
+{
+	struct vroce_dev *vdev = to_vdev(ibdev);
+
+	mutex_lock(&vroce_lock);
+	list_del_init(&vdev->node);
+	mutex_unlock(&vroce_lock);
+
+	ida_destroy(&vdev->pd_ida);
+	netdev_put(vdev->ndev, &vdev->ndev_tracker);
+}
+
+static void vroce_port_event(struct vroce_dev *vdev);
+
+static const struct ib_device_ops vroce_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = VROCE_ABI_VERSION,
+
+	.alloc_pd = vroce_alloc_pd,
+	.alloc_ucontext = vroce_alloc_ucontext,
+	.dealloc_driver = vroce_dealloc_driver,
+	.dealloc_pd = vroce_dealloc_pd,
+	.dealloc_ucontext = vroce_dealloc_ucontext,
+	.disassociate_ucontext = vroce_disassociate_ucontext,
+	.get_dev_fw_str = vroce_get_dev_fw_str,
+	.get_link_layer = vroce_get_link_layer,
+	.get_port_immutable = vroce_get_port_immutable,
+	.mmap = vroce_mmap,
+	.mmap_free = vroce_mmap_free,
+	.query_device = vroce_query_device,
+	.query_pkey = vroce_query_pkey,
+	.query_port = vroce_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, vroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, vroce_ucontext, ibuc),
+};
+
+static struct vroce_dev *vroce_find_locked(struct net_device *ndev)
+{
+	struct vroce_dev *vdev;
+
+	lockdep_assert_held(&vroce_lock);
+	list_for_each_entry(vdev, &vroce_devices, node)
+		if (vdev->ndev == ndev)
+			return vdev;
+	return NULL;
+}
+
+static int vroce_check_new_link(const char *name, struct net_device *ndev)
+{
+	struct ib_device *other;
+
+	if (ndev->type != ARPHRD_ETHER) {
+		pr_err("vroce: %s is not an Ethernet device\n", ndev->name);
+		return -EOPNOTSUPP;
+	}
+	if (strncmp(name, VROCE_DEV_PREFIX, strlen(VROCE_DEV_PREFIX))) {
+		pr_err("vroce: device name %s must start with \"%s\"\n",
+		       name, VROCE_DEV_PREFIX);
+		return -EINVAL;
+	}
+	other = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+	if (other) {
+		ib_device_put(other);
+		pr_err("vroce: RDMA device name %s is already in use\n", name);
+		return -EEXIST;
+	}
+	return 0;
+}
+
+/* Adds vdev to the device list unless its netdev already carries one. */
+static int vroce_list_add(struct vroce_dev *vdev)
+{
+	int err = 0;
+
+	mutex_lock(&vroce_lock);
+	if (vroce_find_locked(vdev->ndev))
+		err = -EEXIST;
+	else
+		list_add_tail(&vdev->node, &vroce_devices);
+	mutex_unlock(&vroce_lock);
+
+	if (err)
+		pr_err("vroce: %s already carries a vroce device\n",
+		       vdev->ndev->name);
+	return err;
+}
+
+static int vroce_register(struct vroce_dev *vdev, const char *name)
+{
+	struct ib_device *ibdev = &vdev->ibdev;
+	struct net_device *ndev = vdev->ndev;
+	int err;
+
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = num_possible_cpus();
+	ibdev->local_dma_lkey = 0;
+	/* Lets tools find the netdev under /sys/class/infiniband/X/device. */
+	ibdev->dev.parent = ndev->dev.parent;
+	strscpy(ibdev->node_desc, "vroce", sizeof(ibdev->node_desc));
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, ndev->dev_addr);
+	ib_set_device_ops(ibdev, &vroce_dev_ops);
+
+	err = ib_device_set_netdev(ibdev, ndev, VROCE_PORT);
+	if (err)
+		return err;
+	return ib_register_device(ibdev, name, NULL);
+}
+
+/*
+ * Netdev events that arrived while the device was being registered were
+ * ignored; apply the netdev's current state once, under RTNL as the
+ * notifier would.
+ */
+static void vroce_catch_up_netdev(struct vroce_dev *vdev)
+{
+	rtnl_lock();
+	mutex_lock(&vroce_lock);
+	if (ib_device_try_get(&vdev->ibdev)) {
+		if (vdev->ndev->reg_state != NETREG_REGISTERED)
+			ib_unregister_device_queued(&vdev->ibdev);
+		else
+			vroce_port_event(vdev);
+		ib_device_put(&vdev->ibdev);
+	}
+	mutex_unlock(&vroce_lock);
+	rtnl_unlock();
+}
+
+int vroce_dev_add(const char *name, struct net_device *ndev)
+{
+	struct vroce_dev *vdev;
+	int err;
+
+	err = vroce_check_new_link(name, ndev);
+	if (err)
+		return err;
+
+	vdev = ib_alloc_device(vroce_dev, ibdev);
+	if (!vdev)
+		return -ENOMEM;
+	INIT_LIST_HEAD(&vdev->node);
+	ida_init(&vdev->pd_ida);
+	vdev->ndev = ndev;
+	netdev_hold(ndev, &vdev->ndev_tracker, GFP_KERNEL);
+	vdev->port_state = vroce_port_state(vdev);
+
+	err = vroce_list_add(vdev);
+	if (err)
+		goto dealloc;
+
+	get_device(&vdev->ibdev.dev);
+	err = vroce_register(vdev, name);
+	if (!err) {
+		dev_info(&vdev->ibdev.dev, "created on %s\n", ndev->name);
+		vroce_catch_up_netdev(vdev);
+	}
+	put_device(&vdev->ibdev.dev);
+	if (!err)
+		return 0;
+dealloc:
+	/* ib_dealloc_device() calls vroce_dealloc_driver(). */
+	ib_dealloc_device(&vdev->ibdev);
+	return err;
+}
+
+void vroce_dev_remove_all(void)
+{
+	struct vroce_dev *vdev;
+
+	for (;;) {
+		mutex_lock(&vroce_lock);
+		vdev = list_first_entry_or_null(&vroce_devices,
+						struct vroce_dev, node);
+		if (vdev)
+			get_device(&vdev->ibdev.dev);
+		mutex_unlock(&vroce_lock);
+		if (!vdev)
+			break;
+		/*
+		 * Waits for an unregistration already queued by the notifier;
+		 * either way vroce_dealloc_driver() takes vdev off the list.
+		 */
+		ib_unregister_device(&vdev->ibdev);
+		put_device(&vdev->ibdev.dev);
+	}
+}
+
+static void vroce_port_event(struct vroce_dev *vdev)
+{
+	enum ib_port_state state = vroce_port_state(vdev);
+	struct ib_event ev = {
+		.device = &vdev->ibdev,
+		.element.port_num = VROCE_PORT,
+	};
+
+	if (state == vdev->port_state)
+		return;
+	vdev->port_state = state;
+	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+					     IB_EVENT_PORT_ERR;
+	ib_dispatch_event(&ev);
+	dev_info(&vdev->ibdev.dev, "port %s\n",
+		 state == IB_PORT_ACTIVE ? "active" : "down");
+}
+
+static void vroce_netdev_event(struct vroce_dev *vdev, unsigned long event)
+{
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		ib_unregister_device_queued(&vdev->ibdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+		vroce_port_event(vdev);
+		break;
+	case NETDEV_CHANGEMTU:
+		/* query_port reads the MTU from the netdev on every call. */
+		dev_info(&vdev->ibdev.dev, "%s mtu is now %u\n",
+			 vdev->ndev->name, READ_ONCE(vdev->ndev->mtu));
+		break;
+	default:
+		break;
+	}
+}
+
+/* Runs under RTNL, which also serialises every port_state update. */
+static int vroce_netdev_notify(struct notifier_block *nb,
+			       unsigned long event, void *arg)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(arg);
+	struct vroce_dev *vdev;
+
+	mutex_lock(&vroce_lock);
+	vdev = vroce_find_locked(ndev);
+	/* A device not yet (or no longer) registered ignores events. */
+	if (vdev && ib_device_try_get(&vdev->ibdev)) {
+		vroce_netdev_event(vdev, event);
+		ib_device_put(&vdev->ibdev);
+	}
+	mutex_unlock(&vroce_lock);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block vroce_netdev_nb = {
+	.notifier_call = vroce_netdev_notify,
+};
+
+int vroce_netdev_notifier_register(void)
+{
+	return register_netdevice_notifier(&vroce_netdev_nb);
+}
+
+void vroce_netdev_notifier_unregister(void)
+{
+	unregister_netdevice_notifier(&vroce_netdev_nb);
+}

@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Module entry: registers the "vroce" rdma link type and the netdev
+ * notifier, and removes every device on unload.
+ *
+ * Copyright (c) 2026 the vroce developers
+ */
+#include <linux/module.h>
+#include <rdma/rdma_netlink.h>
+
+#include "vroce.h"
+
+static int vroce_newlink(const char *name, struct net_device *ndev)
+{
+	return vroce_dev_add(name, ndev);
+}
+
+static struct rdma_link_ops vroce_link_ops = {
+	.type = "vroce",
+	.newlink = vroce_newlink,
+};
+
+static int __init vroce_init(void)
+{
+	int err;
+
+	err = vroce_netdev_notifier_register();
+	if (err)
+		return err;
+
+	rdma_link_register(&vroce_link_ops);
+	pr_info("vroce: loaded, ABI version %u\n", VROCE_ABI_VERSION);
+	return 0;
+}
+
+static void __exit vroce_exit(void)
+{
+	/* No new links can be created once the link type is gone. */
+	rdma_link_unregister(&vroce_link_ops);
+	vroce_netdev_notifier_unregister();
+	vroce_dev_remove_all();
+	pr_info("vroce: unloaded\n");
+}
+
+module_init(vroce_init);
+module_exit(vroce_exit);
+
+MODULE_AUTHOR("the vroce developers");
+MODULE_DESCRIPTION("vroce: software RoCEv2 RDMA device");
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_ALIAS_RDMA_LINK("vroce");

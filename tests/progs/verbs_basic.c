@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Opens a vroce device through the stock libibverbs and checks the verbs
+ * of the keystone issue: query_device(_ex), query_port, alloc/dealloc PD,
+ * and that every verb not implemented yet fails with EOPNOTSUPP.
+ *
+ *   verbs_basic [DEVICE]        (default vroce0)
+ *
+ * Copyright (c) 2026 the vroce developers
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+
+#include "tap.h"
+
+static struct ibv_context *open_by_name(const char *name)
+{
+	struct ibv_device **list = ibv_get_device_list(NULL);
+	struct ibv_context *ctx = NULL;
+	int i;
+
+	for (i = 0; list && list[i]; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+static void check_queries(struct ibv_context *ctx)
+{
+	struct ibv_device_attr_ex ax;
+	struct ibv_port_attr pa;
+
+	memset(&ax, 0, sizeof(ax));
+	tap_ok(!ibv_query_device_ex(ctx, NULL, &ax) &&
+	       ax.orig_attr.max_pd > 0 && ax.orig_attr.max_qp > 0 &&
+	       ax.orig_attr.phys_port_cnt == 1,
+	       "query_device_ex: max_pd %d max_qp %d ports %d",
+	       ax.orig_attr.max_pd, ax.orig_attr.max_qp,
+	       ax.orig_attr.phys_port_cnt);
+	tap_ok(ax.orig_attr.node_guid != 0, "node_guid is set");
+	tap_ok(!ibv_query_port(ctx, 1, &pa) &&
+	       pa.link_layer == IBV_LINK_LAYER_ETHERNET,
+	       "query_port 1: link layer Ethernet, state %s, mtu %d",
+	       ibv_port_state_str(pa.state), 128 << pa.active_mtu);
+	errno = 0;
+	tap_ok(ibv_query_port(ctx, 2, &pa) != 0, "query_port 2 fails");
+}
+
+static void check_pds(struct ibv_context *ctx)
+{
+	struct ibv_pd *pd[64];
+	int i, n = 0;
+
+	for (i = 0; i < 64; i++) {
+		pd[i] = ibv_alloc_pd(ctx);
+		if (pd[i])
+			n++;
+	}
+	tap_ok(n == 64, "alloc 64 PDs (%d)", n);
+	for (i = 0, n = 0; i < 64; i++)
+		if (pd[i] && !ibv_dealloc_pd(pd[i]))
+			n++;
+	tap_ok(n == 64, "dealloc 64 PDs (%d)", n);
+}
+
+static void check_unsupported(struct ibv_context *ctx)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+	struct ibv_qp_init_attr qia = {
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_RC,
+	};
+	struct ibv_srq_init_attr sia = { .attr = { .max_wr = 1, .max_sge = 1 } };
+	static char buf[4096];
+	void *obj;
+
+	if (!tap_ok(pd != NULL, "alloc a PD for the unsupported checks"))
+		return;
+	errno = 0;
+	obj = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	tap_ok(!obj && errno == EOPNOTSUPP, "create_cq: EOPNOTSUPP (errno %d)",
+	       errno);
+	errno = 0;
+	obj = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	tap_ok(!obj && errno == EOPNOTSUPP, "reg_mr: EOPNOTSUPP (errno %d)",
+	       errno);
+	errno = 0;
+	obj = ibv_create_qp(pd, &qia);
+	tap_ok(!obj && errno == EOPNOTSUPP, "create_qp: EOPNOTSUPP (errno %d)",
+	       errno);
+	errno = 0;
+	obj = ibv_create_srq(pd, &sia);
+	tap_ok(!obj && errno == EOPNOTSUPP, "create_srq: EOPNOTSUPP (errno %d)",
+	       errno);
+	errno = 0;
+	obj = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	tap_ok(!obj && errno == EOPNOTSUPP, "alloc_mw: EOPNOTSUPP (errno %d)",
+	       errno);
+	tap_ok(!ibv_dealloc_pd(pd), "dealloc the PD");
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = argc > 1 ? argv[1] : "vroce0";
+	struct ibv_context *ctx;
+
+	tap_plan(15);
+	ctx = open_by_name(name);
+	if (!tap_ok(ctx != NULL, "open %s", name))
+		return 1;
+	check_queries(ctx);
+	check_pds(ctx);
+	check_unsupported(ctx);
+	tap_ok(!ibv_close_device(ctx), "close %s", name);
+	return tap_exit();
+}

@@ -1,0 +1,350 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Copyright (c) the vroce developers
+ *
+ * The libibverbs provider private ABI, version IBVERBS_PRIVATE_34.
+ *
+ * rdma-core does not install the headers a provider is built against
+ * (driver.h, kern-abi.h), so this file declares the part of that ABI the
+ * vroce provider uses, and nothing else.  Every layout here must be
+ * byte-for-byte the one libibverbs was compiled with: libibverbs reads
+ * verbs_device_ops and verbs_context_ops out of our .so, embeds our
+ * verbs_device in its device list and hands the cmd structs straight to
+ * the kernel.
+ *
+ * IBVERBS_PRIVATE_34 covers rdma-core v39.0 through v56.1; the layouts
+ * below are the same in all of them.  tests/provider/abi_layout.c checks
+ * every size and offset against values taken from rdma-core v44.
+ *
+ * Public types (struct ibv_context, struct verbs_context, ...) come from
+ * <infiniband/verbs.h>; kernel command and response payloads come from
+ * the kernel uapi header <rdma/ib_user_verbs.h>.
+ */
+#ifndef VROCE_IBVERBS_PRIVATE34_H
+#define VROCE_IBVERBS_PRIVATE34_H
+
+#include <assert.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
+
+/* The N in IBVERBS_PRIVATE_N and in lib<name>-rdmavN.so. */
+#define IBVERBS_PABI_VERSION 34
+
+/*
+ * libibverbs passes these to the provider only by pointer; the provider
+ * never looks inside, so they stay incomplete here.
+ */
+struct verbs_sysfs_dev;
+struct verbs_mr;
+
+/* Same layout as ccan's struct list_node, which libibverbs uses. */
+struct verbs_list_node {
+	struct verbs_list_node *next;
+	struct verbs_list_node *prev;
+};
+
+/* verbs_match_ent.kind */
+enum {
+	VERBS_MATCH_SENTINEL = 0,
+	VERBS_MATCH_PCI = 1,
+	VERBS_MATCH_MODALIAS = 2,
+	VERBS_MATCH_DRIVER_ID = 3,
+};
+
+/* One entry of a provider's match table; the table ends with a zeroed one. */
+struct verbs_match_ent {
+	void *driver_data;
+	union {
+		const char *modalias;
+		uint64_t driver_id;
+	} u;
+	uint16_t vendor;
+	uint16_t device;
+	uint8_t kind;
+};
+
+/*
+ * Match on the ib device name: libibverbs builds the string
+ * "rdma_device:N<ibdev name>" and fnmatch()es it against the pattern.
+ */
+#define VERBS_NAME_MATCH(_name_prefix, _data)				\
+	{								\
+		.driver_data = (_data),					\
+		.u.modalias = "rdma_device:*N" _name_prefix "*",	\
+		.kind = VERBS_MATCH_MODALIAS,				\
+	}
+
+struct verbs_device;
+
+/* What a provider registers with verbs_register_driver_34(). */
+struct verbs_device_ops {
+	const char *name;
+
+	uint32_t match_min_abi_version;
+	uint32_t match_max_abi_version;
+	const struct verbs_match_ent *match_table;
+	const struct verbs_device_ops **static_providers;
+
+	bool (*match_device)(struct verbs_sysfs_dev *sysfs_dev);
+
+	struct verbs_context *(*alloc_context)(struct ibv_device *device,
+					       int cmd_fd,
+					       void *private_data);
+	struct verbs_context *(*import_context)(struct ibv_device *device,
+						int cmd_fd);
+
+	struct verbs_device *(*alloc_device)(struct verbs_sysfs_dev *sysfs_dev);
+	void (*uninit_device)(struct verbs_device *device);
+};
+
+/*
+ * Allocated by the provider's alloc_device (embedded first in its own
+ * device struct), filled in and owned by libibverbs afterwards.
+ */
+struct verbs_device {
+	struct ibv_device device;	/* must be first */
+	const struct verbs_device_ops *ops;
+	atomic_int refcount;
+	struct verbs_list_node entry;
+	struct verbs_sysfs_dev *sysfs;
+	uint64_t core_support;
+};
+
+/*
+ * Every operation a provider can implement, in the (alphabetical) order
+ * libibverbs declares them.  verbs_set_ops() copies each non-NULL member;
+ * libibverbs' own defaults stay in place for the NULL ones.
+ */
+struct verbs_context_ops {
+	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+			 uint32_t flags, struct ibv_sge *sg_list,
+			 uint32_t num_sges);
+	struct ibv_dm *(*alloc_dm)(struct ibv_context *context,
+				   struct ibv_alloc_dm_attr *attr);
+	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
+	struct ibv_mr *(*alloc_null_mr)(struct ibv_pd *pd);
+	struct ibv_pd *(*alloc_parent_domain)(
+		struct ibv_context *context,
+		struct ibv_parent_domain_init_attr *attr);
+	struct ibv_pd *(*alloc_pd)(struct ibv_context *context);
+	struct ibv_td *(*alloc_td)(struct ibv_context *context,
+				   struct ibv_td_init_attr *init_attr);
+	void (*async_event)(struct ibv_context *context,
+			    struct ibv_async_event *event);
+	int (*attach_counters_point_flow)(struct ibv_counters *counters,
+					  struct ibv_counter_attach_attr *attr,
+					  struct ibv_flow *flow);
+	int (*attach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
+			    uint16_t lid);
+	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw,
+		       struct ibv_mw_bind *mw_bind);
+	int (*close_xrcd)(struct ibv_xrcd *xrcd);
+	void (*cq_event)(struct ibv_cq *cq);
+	struct ibv_ah *(*create_ah)(struct ibv_pd *pd,
+				    struct ibv_ah_attr *attr);
+	struct ibv_counters *(*create_counters)(
+		struct ibv_context *context,
+		struct ibv_counters_init_attr *init_attr);
+	struct ibv_cq *(*create_cq)(struct ibv_context *context, int cqe,
+				    struct ibv_comp_channel *channel,
+				    int comp_vector);
+	struct ibv_cq_ex *(*create_cq_ex)(
+		struct ibv_context *context,
+		struct ibv_cq_init_attr_ex *init_attr);
+	struct ibv_flow *(*create_flow)(struct ibv_qp *qp,
+					struct ibv_flow_attr *flow_attr);
+	struct ibv_flow_action *(*create_flow_action_esp)(
+		struct ibv_context *context,
+		struct ibv_flow_action_esp_attr *attr);
+	struct ibv_qp *(*create_qp)(struct ibv_pd *pd,
+				    struct ibv_qp_init_attr *attr);
+	struct ibv_qp *(*create_qp_ex)(
+		struct ibv_context *context,
+		struct ibv_qp_init_attr_ex *qp_init_attr_ex);
+	struct ibv_rwq_ind_table *(*create_rwq_ind_table)(
+		struct ibv_context *context,
+		struct ibv_rwq_ind_table_init_attr *init_attr);
+	struct ibv_srq *(*create_srq)(struct ibv_pd *pd,
+				      struct ibv_srq_init_attr *srq_init_attr);
+	struct ibv_srq *(*create_srq_ex)(
+		struct ibv_context *context,
+		struct ibv_srq_init_attr_ex *srq_init_attr_ex);
+	struct ibv_wq *(*create_wq)(struct ibv_context *context,
+				    struct ibv_wq_init_attr *wq_init_attr);
+	int (*dealloc_mw)(struct ibv_mw *mw);
+	int (*dealloc_pd)(struct ibv_pd *pd);
+	int (*dealloc_td)(struct ibv_td *td);
+	int (*dereg_mr)(struct verbs_mr *vmr);
+	int (*destroy_ah)(struct ibv_ah *ah);
+	int (*destroy_counters)(struct ibv_counters *counters);
+	int (*destroy_cq)(struct ibv_cq *cq);
+	int (*destroy_flow)(struct ibv_flow *flow);
+	int (*destroy_flow_action)(struct ibv_flow_action *action);
+	int (*destroy_qp)(struct ibv_qp *qp);
+	int (*destroy_rwq_ind_table)(struct ibv_rwq_ind_table *rwq_ind_table);
+	int (*destroy_srq)(struct ibv_srq *srq);
+	int (*destroy_wq)(struct ibv_wq *wq);
+	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
+			    uint16_t lid);
+	void (*free_context)(struct ibv_context *context);
+	int (*free_dm)(struct ibv_dm *dm);
+	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
+	struct ibv_dm *(*import_dm)(struct ibv_context *context,
+				    uint32_t dm_handle);
+	struct ibv_mr *(*import_mr)(struct ibv_pd *pd, uint32_t mr_handle);
+	struct ibv_pd *(*import_pd)(struct ibv_context *context,
+				    uint32_t pd_handle);
+	int (*modify_cq)(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
+	int (*modify_flow_action_esp)(struct ibv_flow_action *action,
+				      struct ibv_flow_action_esp_attr *attr);
+	int (*modify_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			 int attr_mask);
+	int (*modify_qp_rate_limit)(struct ibv_qp *qp,
+				    struct ibv_qp_rate_limit_attr *attr);
+	int (*modify_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+			  int srq_attr_mask);
+	int (*modify_wq)(struct ibv_wq *wq, struct ibv_wq_attr *wq_attr);
+	struct ibv_qp *(*open_qp)(struct ibv_context *context,
+				  struct ibv_qp_open_attr *attr);
+	struct ibv_xrcd *(*open_xrcd)(
+		struct ibv_context *context,
+		struct ibv_xrcd_init_attr *xrcd_init_attr);
+	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
+	int (*post_recv)(struct ibv_qp *qp, struct ibv_recv_wr *wr,
+			 struct ibv_recv_wr **bad_wr);
+	int (*post_send)(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			 struct ibv_send_wr **bad_wr);
+	int (*post_srq_ops)(struct ibv_srq *srq, struct ibv_ops_wr *op,
+			    struct ibv_ops_wr **bad_op);
+	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *recv_wr,
+			     struct ibv_recv_wr **bad_recv_wr);
+	int (*query_device_ex)(struct ibv_context *context,
+			       const struct ibv_query_device_ex_input *input,
+			       struct ibv_device_attr_ex *attr,
+			       size_t attr_size);
+	int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+	int (*query_port)(struct ibv_context *context, uint8_t port_num,
+			  struct ibv_port_attr *port_attr);
+	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+			int attr_mask, struct ibv_qp_init_attr *init_attr);
+	int (*query_qp_data_in_order)(struct ibv_qp *qp,
+				      enum ibv_wr_opcode op, uint32_t flags);
+	int (*query_rt_values)(struct ibv_context *context,
+			       struct ibv_values_ex *values);
+	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr);
+	int (*read_counters)(struct ibv_counters *counters,
+			     uint64_t *counters_value, uint32_t ncounters,
+			     uint32_t flags);
+	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm,
+				    uint64_t dm_offset, size_t length,
+				    unsigned int access);
+	struct ibv_mr *(*reg_dmabuf_mr)(struct ibv_pd *pd, uint64_t offset,
+					size_t length, uint64_t iova, int fd,
+					int access);
+	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
+				 uint64_t hca_va, int access);
+	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
+	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			void *addr, size_t length, int access);
+	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+	int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+	void (*unimport_dm)(struct ibv_dm *dm);
+	void (*unimport_mr)(struct ibv_mr *mr);
+	void (*unimport_pd)(struct ibv_pd *pd);
+};
+
+/*
+ * Write-path command buffers (kern-abi.h): the uverbs command header
+ * followed by the kernel's request payload.  A provider that sends driver
+ * data embeds one of these first in a bigger struct and passes the full
+ * size as cmd_size.
+ */
+struct ibv_get_context {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_get_context core_payload;
+};
+
+struct ibv_query_port {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_query_port core_payload;
+};
+
+struct ibv_alloc_pd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_alloc_pd core_payload;
+};
+
+/*
+ * ibv_cmd_query_device_any() tells the kernel the response buffer is as
+ * big as libibverbs' own struct ib_uverbs_ex_query_device_resp (304 bytes
+ * in v39.0 to v56.1), so ours must not be smaller.
+ */
+static_assert(sizeof(struct ib_uverbs_ex_query_device_resp) >= 304,
+	      "ib_uverbs_ex_query_device_resp smaller than libibverbs' own");
+
+/* Registration: called from the provider's ELF constructor. */
+void verbs_register_driver_34(const struct verbs_device_ops *ops);
+
+/*
+ * Publish drv_struct as verbs_provider_<name> and register it with
+ * libibverbs when the .so is loaded.
+ */
+#define PROVIDER_DRIVER(provider_name, drv_struct)				\
+	extern const struct verbs_device_ops					\
+		verbs_provider_##provider_name					\
+		__attribute__((alias(#drv_struct),				\
+			       visibility("default")));				\
+	static __attribute__((constructor)) void				\
+	provider_name##_register_driver(void)					\
+	{									\
+		verbs_register_driver_34(&drv_struct);				\
+	}
+
+/*
+ * Allocate alloc_size zeroed bytes and initialise the verbs_context found
+ * context_offset bytes into them.  On failure cmd_fd is closed.
+ */
+void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
+				    size_t alloc_size,
+				    struct verbs_context *context_offset,
+				    uint32_t driver_id);
+
+#define verbs_init_and_alloc_context(ibdev, cmd_fd, drv_ctx_ptr, ctx_memb,	\
+				     driver_id)					\
+	((__typeof__(drv_ctx_ptr))_verbs_init_and_alloc_context(		\
+		ibdev, cmd_fd, sizeof(*(drv_ctx_ptr)),				\
+		&((__typeof__(drv_ctx_ptr))NULL)->ctx_memb, (driver_id)))
+
+/* Undo verbs_init_context(): closes cmd_fd and async_fd, drops the device. */
+void verbs_uninit_context(struct verbs_context *context);
+void verbs_set_ops(struct verbs_context *vctx,
+		   const struct verbs_context_ops *ops);
+
+/*
+ * The ibv_cmd_* helpers return 0 or a positive errno value.  resp points at
+ * the kernel's core response; resp_size covers it plus any driver data
+ * that follows it.
+ */
+int ibv_cmd_get_context(struct verbs_context *context,
+			struct ibv_get_context *cmd, size_t cmd_size,
+			struct ib_uverbs_get_context_resp *resp,
+			size_t resp_size);
+int ibv_cmd_query_device_any(struct ibv_context *context,
+			     const struct ibv_query_device_ex_input *input,
+			     struct ibv_device_attr_ex *attr, size_t attr_size,
+			     struct ib_uverbs_ex_query_device_resp *resp,
+			     size_t *resp_size);
+int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num,
+		       struct ibv_port_attr *port_attr,
+		       struct ibv_query_port *cmd, size_t cmd_size);
+int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
+		     struct ibv_alloc_pd *cmd, size_t cmd_size,
+		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
+int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+
+#endif /* VROCE_IBVERBS_PRIVATE34_H */

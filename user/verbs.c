@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Copyright (c) the vroce developers
+ *
+ * vroce libibverbs provider: verbs.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "vroce.h"
+
+/*
+ * The kernel packs the firmware version as major << 32 | minor << 16 | sub,
+ * 16 bits each; show it as "major.minor.sub".
+ */
+void vroce_format_fw_ver(char *buf, size_t len, uint64_t fw_ver)
+{
+	unsigned int major = (fw_ver >> 32) & 0xffff;
+	unsigned int minor = (fw_ver >> 16) & 0xffff;
+	unsigned int sub = fw_ver & 0xffff;
+
+	snprintf(buf, len, "%u.%u.%u", major, minor, sub);
+}
+
+/*
+ * Backs both ibv_query_device() (attr_size is then the size of the legacy
+ * struct ibv_device_attr) and ibv_query_device_ex().
+ */
+int vroce_query_device_ex(struct ibv_context *ibctx,
+			  const struct ibv_query_device_ex_input *input,
+			  struct ibv_device_attr_ex *attr, size_t attr_size)
+{
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+	int ret;
+
+	ret = ibv_cmd_query_device_any(ibctx, input, attr, attr_size, &resp,
+				       &resp_size);
+	if (ret)
+		return ret;
+
+	vroce_format_fw_ver(attr->orig_attr.fw_ver,
+			    sizeof(attr->orig_attr.fw_ver), resp.base.fw_ver);
+	return 0;
+}
+
+int vroce_query_port(struct ibv_context *ibctx, uint8_t port_num,
+		     struct ibv_port_attr *attr)
+{
+	struct ibv_query_port cmd = {};
+
+	return ibv_cmd_query_port(ibctx, port_num, attr, &cmd, sizeof(cmd));
+}
+
+struct ibv_pd *vroce_alloc_pd(struct ibv_context *ibctx)
+{
+	struct vroce_alloc_pd_cmd_resp resp = {};
+	struct ibv_alloc_pd cmd = {};
+	struct vroce_pd *pd;
+	int ret;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = ibv_cmd_alloc_pd(ibctx, &pd->ibv_pd, &cmd, sizeof(cmd),
+			       &resp.ibv_resp, sizeof(resp));
+	if (ret) {
+		free(pd);
+		errno = ret;
+		return NULL;
+	}
+
+	pd->pdn = resp.drv.pdn;
+	return &pd->ibv_pd;
+}
+
+int vroce_dealloc_pd(struct ibv_pd *ibpd)
+{
+	int ret;
+
+	ret = ibv_cmd_dealloc_pd(ibpd);
+	if (ret)
+		return ret;
+
+	free(to_vpd(ibpd));
+	return 0;
+}
+
+/*
+ * No CQ, QP or SRQ can be created yet, so these are never reached through
+ * an object of ours; they still fail the way each verb's contract says.
+ */
+int vroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+{
+	(void)ibcq;
+	(void)num_entries;
+	(void)wc;
+
+	errno = EOPNOTSUPP;
+	return -EOPNOTSUPP;
+}
+
+int vroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr)
+{
+	(void)ibqp;
+
+	*bad_wr = wr;
+	return EOPNOTSUPP;
+}
+
+int vroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr)
+{
+	(void)ibqp;
+
+	*bad_wr = wr;
+	return EOPNOTSUPP;
+}
+
+int vroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr)
+{
+	(void)ibsrq;
+
+	*bad_wr = wr;
+	return EOPNOTSUPP;
+}
+
+int vroce_post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *op,
+		       struct ibv_ops_wr **bad_op)
+{
+	(void)ibsrq;
+
+	*bad_op = op;
+	return EOPNOTSUPP;
+}

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Copyright (c) the vroce developers
+ *
+ * vroce libibverbs provider: registration, device and context.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "vroce.h"
+
+static void vroce_free_context(struct ibv_context *ibctx);
+
+/*
+ * Verbs we implement.  Every op left NULL keeps libibverbs' default, which
+ * fails with EOPNOTSUPP.  The data-path entry points are set explicitly
+ * because their defaults get the error convention wrong: poll_cq would
+ * report EOPNOTSUPP (95) as a count of completions, and the post_* ops
+ * would leave *bad_wr unset.
+ */
+static const struct verbs_context_ops vroce_ctx_ops = {
+	.alloc_pd = vroce_alloc_pd,
+	.dealloc_pd = vroce_dealloc_pd,
+	.free_context = vroce_free_context,
+	.poll_cq = vroce_poll_cq,
+	.post_recv = vroce_post_recv,
+	.post_send = vroce_post_send,
+	.post_srq_ops = vroce_post_srq_ops,
+	.post_srq_recv = vroce_post_srq_recv,
+	.query_device_ex = vroce_query_device_ex,
+	.query_port = vroce_query_port,
+};
+
+/*
+ * The kernel reports its VROCE_ABI_VERSION in the GET_CONTEXT response.
+ * A kernel too old to send driver data at all leaves it 0.
+ */
+static int vroce_check_abi(struct ibv_device *ibdev,
+			   const struct vroce_alloc_ucontext_resp *drv)
+{
+	if (drv->abi_version == VROCE_ABI_VERSION)
+		return 0;
+
+	fprintf(stderr,
+		"vroce: %s: kernel ABI version %u does not match provider ABI version %u; install matching vroce module and provider\n",
+		ibdev->name, drv->abi_version, VROCE_ABI_VERSION);
+	return EPROTO;
+}
+
+static void vroce_destroy_context(struct vroce_context *ctx)
+{
+	verbs_uninit_context(&ctx->ibv_ctx);
+	free(ctx);
+}
+
+static struct verbs_context *vroce_alloc_context(struct ibv_device *ibdev,
+						 int cmd_fd,
+						 void *private_data)
+{
+	struct vroce_get_context_resp resp = {};
+	struct ibv_get_context cmd = {};
+	struct vroce_context *ctx;
+	int ret;
+
+	(void)private_data;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   VROCE_DRIVER_ID);
+	if (!ctx)
+		return NULL;
+
+	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
+				  &resp.ibv_resp, sizeof(resp));
+	if (!ret)
+		ret = vroce_check_abi(ibdev, &resp.drv);
+	if (ret) {
+		vroce_destroy_context(ctx);
+		errno = ret;
+		return NULL;
+	}
+
+	ctx->page_size = resp.drv.page_size;
+	ctx->mmap_caps = resp.drv.mmap_caps;
+	verbs_set_ops(&ctx->ibv_ctx, &vroce_ctx_ops);
+
+	return &ctx->ibv_ctx;
+}
+
+static void vroce_free_context(struct ibv_context *ibctx)
+{
+	vroce_destroy_context(to_vctx(ibctx));
+}
+
+static struct verbs_device *
+vroce_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct vroce_device *dev;
+
+	(void)sysfs_dev;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev)
+		return NULL;
+
+	return &dev->ibv_dev;
+}
+
+static void vroce_uninit_device(struct verbs_device *verbs_dev)
+{
+	free(to_vdev(&verbs_dev->device));
+}
+
+/*
+ * No rdma_driver_id exists for vroce, so match on the device name.  Any
+ * uverbs ABI version is accepted here; the real check is our own ABI
+ * version in alloc_context, where a mismatch can be reported clearly
+ * instead of the device silently getting no provider.
+ */
+static const struct verbs_match_ent vroce_match_table[] = {
+	VERBS_NAME_MATCH(VROCE_DEV_PREFIX, NULL),
+	{},
+};
+
+static const struct verbs_device_ops vroce_dev_ops = {
+	.name = "vroce",
+	.match_min_abi_version = 0,
+	.match_max_abi_version = UINT32_MAX,
+	.match_table = vroce_match_table,
+	.alloc_device = vroce_alloc_device,
+	.uninit_device = vroce_uninit_device,
+	.alloc_context = vroce_alloc_context,
+};
+
+PROVIDER_DRIVER(vroce, vroce_dev_ops);

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Copyright (C) the vroce developers.
+ *
+ * The vroce protocol core: pure, allocation-free RoCEv2 wire logic shared
+ * by the kernel module and the host unit tests. One header per concern:
+ *
+ *   types.h   fixed-width types, error codes
+ *   be.h      big-endian loads and stores
+ *   hdr.h     BTH and extension headers: pack, parse
+ *   aeth.h    AETH syndromes (ACK, RNR NAK, NAK), RNR timer codes
+ *   opcode.h  opcode table: headers, flags, position of every opcode
+ *   pkt.h     whole transport packet parse (BTH .. ICRC)
+ *   ipudp.h   IPv4/IPv6 + UDP encapsulation, UDP source port
+ *   crc32.h   the CRC-32 primitive the environment must provide
+ *   icrc.h    the RoCEv2 invariant CRC
+ *   psn.h     24-bit PSN arithmetic
+ *   mtu.h     IB MTU enum, bytes, and the MTU for a netdev
+ */
+#ifndef VROCE_CORE_ROCE_H
+#define VROCE_CORE_ROCE_H
+
+#include "types.h"
+#include "be.h"
+#include "hdr.h"
+#include "aeth.h"
+#include "opcode.h"
+#include "pkt.h"
+#include "ipudp.h"
+#include "crc32.h"
+#include "icrc.h"
+#include "psn.h"
+#include "mtu.h"
+
+#endif /* VROCE_CORE_ROCE_H */

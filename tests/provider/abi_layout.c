@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Copyright (c) the vroce developers
+ *
+ * Checks the layouts declared in user/ibverbs_private34.h (and the
+ * provider's own udata buffers) against the layouts libibverbs was built
+ * with.  The expected numbers were measured on x86_64 by compiling
+ * rdma-core's own driver.h and kern-abi.h of v39.0, v44.0 and v56.1, which
+ * all gave the same values.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tap.h"
+#include "vroce.h"
+
+static void check_size(size_t got, size_t want, const char *what)
+{
+	if (!tap_ok(got == want, "sizeof(%s) == %zu", what, want))
+		tap_diag("got %zu", got);
+}
+
+static void check_off(size_t got, size_t want, const char *what)
+{
+	if (!tap_ok(got == want, "offsetof(%s) == %zu", what, want))
+		tap_diag("got %zu", got);
+}
+
+#define SIZE(type, want) check_size(sizeof(type), want, #type)
+#define OFF(type, member, want) \
+	check_off(offsetof(type, member), want, #type ", " #member)
+
+/* struct verbs_context_ops as in rdma-core v44: member, offset. */
+#define VERBS_CONTEXT_OPS_V44	\
+	OP(advise_mr, 0)	\
+	OP(alloc_dm, 8)	\
+	OP(alloc_mw, 16)	\
+	OP(alloc_null_mr, 24)	\
+	OP(alloc_parent_domain, 32)	\
+	OP(alloc_pd, 40)	\
+	OP(alloc_td, 48)	\
+	OP(async_event, 56)	\
+	OP(attach_counters_point_flow, 64)	\
+	OP(attach_mcast, 72)	\
+	OP(bind_mw, 80)	\
+	OP(close_xrcd, 88)	\
+	OP(cq_event, 96)	\
+	OP(create_ah, 104)	\
+	OP(create_counters, 112)	\
+	OP(create_cq, 120)	\
+	OP(create_cq_ex, 128)	\
+	OP(create_flow, 136)	\
+	OP(create_flow_action_esp, 144)	\
+	OP(create_qp, 152)	\
+	OP(create_qp_ex, 160)	\
+	OP(create_rwq_ind_table, 168)	\
+	OP(create_srq, 176)	\
+	OP(create_srq_ex, 184)	\
+	OP(create_wq, 192)	\
+	OP(dealloc_mw, 200)	\
+	OP(dealloc_pd, 208)	\
+	OP(dealloc_td, 216)	\
+	OP(dereg_mr, 224)	\
+	OP(destroy_ah, 232)	\
+	OP(destroy_counters, 240)	\
+	OP(destroy_cq, 248)	\
+	OP(destroy_flow, 256)	\
+	OP(destroy_flow_action, 264)	\
+	OP(destroy_qp, 272)	\
+	OP(destroy_rwq_ind_table, 280)	\
+	OP(destroy_srq, 288)	\
+	OP(destroy_wq, 296)	\
+	OP(detach_mcast, 304)	\
+	OP(free_context, 312)	\
+	OP(free_dm, 320)	\
+	OP(get_srq_num, 328)	\
+	OP(import_dm, 336)	\
+	OP(import_mr, 344)	\
+	OP(import_pd, 352)	\
+	OP(modify_cq, 360)	\
+	OP(modify_flow_action_esp, 368)	\
+	OP(modify_qp, 376)	\
+	OP(modify_qp_rate_limit, 384)	\
+	OP(modify_srq, 392)	\
+	OP(modify_wq, 400)	\
+	OP(open_qp, 408)	\
+	OP(open_xrcd, 416)	\
+	OP(poll_cq, 424)	\
+	OP(post_recv, 432)	\
+	OP(post_send, 440)	\
+	OP(post_srq_ops, 448)	\
+	OP(post_srq_recv, 456)	\
+	OP(query_device_ex, 464)	\
+	OP(query_ece, 472)	\
+	OP(query_port, 480)	\
+	OP(query_qp, 488)	\
+	OP(query_qp_data_in_order, 496)	\
+	OP(query_rt_values, 504)	\
+	OP(query_srq, 512)	\
+	OP(read_counters, 520)	\
+	OP(reg_dm_mr, 528)	\
+	OP(reg_dmabuf_mr, 536)	\
+	OP(reg_mr, 544)	\
+	OP(req_notify_cq, 552)	\
+	OP(rereg_mr, 560)	\
+	OP(resize_cq, 568)	\
+	OP(set_ece, 576)	\
+	OP(unimport_dm, 584)	\
+	OP(unimport_mr, 592)	\
+	OP(unimport_pd, 600)
+
+static void check_context_ops(void)
+{
+	unsigned int members = 0;
+	unsigned int bad = 0;
+
+#define OP(name, want)							\
+	do {								\
+		size_t got = offsetof(struct verbs_context_ops, name);	\
+		members++;						\
+		if (got != (want)) {					\
+			tap_diag("verbs_context_ops.%s at %zu, want %d",	\
+				 #name, got, want);			\
+			bad++;						\
+		}							\
+	} while (0);
+	VERBS_CONTEXT_OPS_V44
+#undef OP
+
+	tap_ok(members == 76 && !bad,
+	       "verbs_context_ops: all 76 v44 members at their v44 offsets");
+	SIZE(struct verbs_context_ops, 608);
+	tap_ok(sizeof(struct verbs_context_ops) == 76 * sizeof(void *),
+	       "verbs_context_ops is exactly 76 pointers");
+}
+
+static void check_device_ops(void)
+{
+	SIZE(struct verbs_device_ops, 72);
+	OFF(struct verbs_device_ops, name, 0);
+	OFF(struct verbs_device_ops, match_min_abi_version, 8);
+	OFF(struct verbs_device_ops, match_max_abi_version, 12);
+	OFF(struct verbs_device_ops, match_table, 16);
+	OFF(struct verbs_device_ops, static_providers, 24);
+	OFF(struct verbs_device_ops, match_device, 32);
+	OFF(struct verbs_device_ops, alloc_context, 40);
+	OFF(struct verbs_device_ops, import_context, 48);
+	OFF(struct verbs_device_ops, alloc_device, 56);
+	OFF(struct verbs_device_ops, uninit_device, 64);
+}
+
+static void check_device(void)
+{
+	SIZE(struct ibv_device, 664);
+	SIZE(struct verbs_device, 712);
+	OFF(struct verbs_device, device, 0);
+	OFF(struct verbs_device, ops, 664);
+	OFF(struct verbs_device, refcount, 672);
+	OFF(struct verbs_device, entry, 680);
+	OFF(struct verbs_device, sysfs, 696);
+	OFF(struct verbs_device, core_support, 704);
+	OFF(struct vroce_device, ibv_dev, 0);
+}
+
+static void check_match_ent(void)
+{
+	SIZE(struct verbs_match_ent, 24);
+	OFF(struct verbs_match_ent, driver_data, 0);
+	OFF(struct verbs_match_ent, u, 8);
+	OFF(struct verbs_match_ent, vendor, 16);
+	OFF(struct verbs_match_ent, device, 18);
+	OFF(struct verbs_match_ent, kind, 20);
+	tap_ok(VERBS_MATCH_SENTINEL == 0 && VERBS_MATCH_PCI == 1 &&
+	       VERBS_MATCH_MODALIAS == 2 && VERBS_MATCH_DRIVER_ID == 3,
+	       "VERBS_MATCH_* values");
+}
+
+#define CMD_SIZE(cmd, kabi)						\
+	tap_ok(sizeof(struct cmd) == sizeof(struct ib_uverbs_cmd_hdr) +	\
+	       sizeof(struct kabi) &&					\
+	       offsetof(struct cmd, core_payload) ==			\
+	       sizeof(struct ib_uverbs_cmd_hdr),				\
+	       "struct " #cmd " is ib_uverbs_cmd_hdr + " #kabi)
+
+static void check_cmds(void)
+{
+	SIZE(struct ib_uverbs_cmd_hdr, 8);
+	SIZE(struct ibv_get_context, 16);
+	CMD_SIZE(ibv_get_context, ib_uverbs_get_context);
+	SIZE(struct ibv_query_port, 24);
+	CMD_SIZE(ibv_query_port, ib_uverbs_query_port);
+	SIZE(struct ibv_alloc_pd, 16);
+	CMD_SIZE(ibv_alloc_pd, ib_uverbs_alloc_pd);
+	/* libibverbs sizes the response it asks for with its own struct. */
+	SIZE(struct ib_uverbs_ex_query_device_resp, 304);
+	SIZE(struct ib_uverbs_get_context_resp, 8);
+	SIZE(struct ib_uverbs_alloc_pd_resp, 4);
+}
+
+static void check_udata(void)
+{
+	SIZE(struct vroce_alloc_ucontext_resp, 16);
+	SIZE(struct vroce_get_context_resp, 24);
+	OFF(struct vroce_get_context_resp, drv, 8);
+	SIZE(struct vroce_alloc_pd_resp, 8);
+	SIZE(struct vroce_alloc_pd_cmd_resp, 12);
+	OFF(struct vroce_alloc_pd_cmd_resp, drv, 4);
+}
+
+int main(void)
+{
+	tap_ok(IBVERBS_PABI_VERSION == 34, "private ABI version is 34");
+	check_context_ops();
+	check_device_ops();
+	check_device();
+	check_match_ent();
+	check_cmds();
+	check_udata();
+	return tap_done();
+}

@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Copyright (c) the vroce developers
+ *
+ * Loads the vroce provider through the installed libibverbs, the way an
+ * application does, against a fake sysfs tree and the fake uverbs device of
+ * fake_uverbs.c:
+ *
+ *   load_test <absolute path of libvroce-rdmav34.so>
+ *
+ * The fake sysfs (under $TMPDIR) has two uverbs devices: vroce0, which must
+ * bind to our provider, and mlx9_0, which must not.  libibverbs is pointed
+ * at it with SYSFS_PATH, told to load our build of the provider with
+ * RDMAV_DRIVERS=<dir>/libvroce (it appends "-rdmav34.so"), and asked to
+ * report unbound devices with IBV_SHOW_WARNINGS.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <infiniband/verbs.h>
+
+#include "fake_uverbs.h"
+#include "tap.h"
+#include "vroce.h"
+
+#define SUFFIX "-rdmav34.so"
+
+/* Kept short so every path built under it fits in PATH_MAX. */
+static char tmpdir[512];
+
+/* ---- fake sysfs ---- */
+
+static int put_file(const char *dir, const char *name, const char *text)
+{
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+static int make_dir(const char *fmt, const char *arg)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), fmt, tmpdir, arg);
+	return mkdir(path, 0755);
+}
+
+/*
+ * sys/class/infiniband_verbs/{abi_version,uverbsN/{ibdev,abi_version,dev}}
+ * and sys/class/infiniband/<ibdev>/node_type: what libibverbs' sysfs
+ * fallback reads to list devices.
+ */
+static int add_uverbs(const char *uverbs, const char *ibdev,
+		      const char *abi, const char *cdev)
+{
+	char dir[PATH_MAX];
+
+	if (make_dir("%s/sys/class/infiniband_verbs/%s", uverbs) ||
+	    make_dir("%s/sys/class/infiniband/%s", ibdev))
+		return -1;
+
+	snprintf(dir, sizeof(dir), "%s/sys/class/infiniband_verbs/%s",
+		 tmpdir, uverbs);
+	if (put_file(dir, "ibdev", ibdev) || put_file(dir, "abi_version", abi) ||
+	    put_file(dir, "dev", cdev))
+		return -1;
+
+	snprintf(dir, sizeof(dir), "%s/sys/class/infiniband/%s", tmpdir, ibdev);
+	return put_file(dir, "node_type", "1: CA\n");
+}
+
+static int make_sysfs(void)
+{
+	char dir[PATH_MAX];
+	char cdev[32];
+	struct stat st;
+
+	if (stat("/dev/null", &st))
+		return -1;
+	snprintf(cdev, sizeof(cdev), "%u:%u\n", major(st.st_rdev),
+		 minor(st.st_rdev));
+
+	if (make_dir("%s/sys%s", "") ||
+	    make_dir("%s/sys/%s", "class") ||
+	    make_dir("%s/sys/class/%s", "infiniband") ||
+	    make_dir("%s/sys/class/%s", "infiniband_verbs"))
+		return -1;
+	snprintf(dir, sizeof(dir), "%s/sys/class/infiniband_verbs", tmpdir);
+	if (put_file(dir, "abi_version", "6\n"))
+		return -1;
+
+	/*
+	 * vroce0's uverbs ABI differs from VROCE_ABI_VERSION on purpose: the
+	 * provider must bind whatever the device reports there.
+	 */
+	if (add_uverbs("uverbs0", "vroce0", "7\n", cdev))
+		return -1;
+	return add_uverbs("uverbs1", "mlx9_0", "1\n", cdev);
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type,
+			struct FTW *ftw)
+{
+	(void)st;
+	(void)type;
+	(void)ftw;
+	return remove(path);
+}
+
+static void remove_tree(const char *path)
+{
+	if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS))
+		tap_diag("could not remove %s", path);
+}
+
+/* ---- stderr capture ---- */
+
+struct capture {
+	int saved_fd;
+	char path[PATH_MAX];
+	char text[8192];
+};
+
+static int capture_begin(struct capture *cap)
+{
+	int fd;
+
+	snprintf(cap->path, sizeof(cap->path), "%s/stderr.XXXXXX", tmpdir);
+	fd = mkstemp(cap->path);
+	if (fd < 0)
+		return -1;
+	fflush(stderr);
+	cap->saved_fd = dup(STDERR_FILENO);
+	dup2(fd, STDERR_FILENO);
+	close(fd);
+	return 0;
+}
+
+static void capture_end(struct capture *cap)
+{
+	FILE *f;
+	size_t n = 0;
+
+	fflush(stderr);
+	dup2(cap->saved_fd, STDERR_FILENO);
+	close(cap->saved_fd);
+
+	f = fopen(cap->path, "r");
+	if (f) {
+		n = fread(cap->text, 1, sizeof(cap->text) - 1, f);
+		fclose(f);
+	}
+	cap->text[n] = 0;
+	unlink(cap->path);
+}
+
+static void show_capture(const struct capture *cap)
+{
+	const char *line = cap->text;
+
+	while (*line) {
+		const char *end = strchrnul(line, '\n');
+
+		tap_diag("stderr: %.*s", (int)(end - line), line);
+		line = *end ? end + 1 : end;
+	}
+}
+
+static unsigned int count_lines(const char *text)
+{
+	unsigned int n = 0;
+
+	for (; *text; text++)
+		n += *text == '\n';
+	return n;
+}
+
+/* ---- the tests ---- */
+
+static const struct verbs_device_ops *provider_ops(const char *so_path)
+{
+	void *handle = dlopen(so_path, RTLD_NOW | RTLD_NOLOAD);
+	const struct verbs_device_ops *ops;
+
+	if (!handle)
+		return NULL;
+	ops = dlsym(handle, "verbs_provider_vroce");
+	dlclose(handle);
+	return ops;
+}
+
+static struct ibv_device *check_device_list(const char *so_path,
+					    struct ibv_device ***list)
+{
+	const struct verbs_device_ops *ops;
+	struct ibv_device *dev;
+	struct capture cap;
+	int num = -1;
+
+	if (capture_begin(&cap))
+		return NULL;
+	*list = ibv_get_device_list(&num);
+	capture_end(&cap);
+	show_capture(&cap);
+
+	tap_ok(*list != NULL, "ibv_get_device_list() succeeds");
+	if (!*list)
+		return NULL;
+	tap_ok(num == 1, "exactly one device is bound (got %d)", num);
+	dev = (*list)[0];
+	if (!tap_ok(dev && !strcmp(dev->name, "vroce0"),
+		    "the bound device is vroce0, mlx9_0 is not bound"))
+		return NULL;
+
+	ops = provider_ops(so_path);
+	tap_ok(ops != NULL, "libibverbs loaded %s", so_path);
+	tap_ok(vroce_container_of(dev, struct verbs_device, device)->ops == ops,
+	       "vroce0 is bound to verbs_provider_vroce of our build");
+	tap_ok(dev->node_type == IBV_NODE_CA &&
+	       dev->transport_type == IBV_TRANSPORT_IB,
+	       "vroce0 is a CA with IB transport (RoCE)");
+	tap_ok(!strcmp(dev->dev_name, "uverbs0"), "vroce0 uses uverbs0");
+
+	tap_ok(strstr(cap.text, "driver found for mlx9_0") != NULL,
+	       "libibverbs reports mlx9_0 as having no provider");
+	tap_ok(!strstr(cap.text, "driver found for vroce0"),
+	       "no \"no userspace device-specific driver\" warning for vroce0");
+	tap_ok(!strstr(cap.text, "Driver vroce does not support"),
+	       "the uverbs ABI version of vroce0 is accepted");
+	return dev;
+}
+
+static struct ibv_context *check_open(struct ibv_device *dev)
+{
+	struct ibv_context *ctx = ibv_open_device(dev);
+
+	if (!tap_ok(ctx != NULL, "ibv_open_device(vroce0) succeeds"))
+		return NULL;
+	tap_ok(fake.get_context == 1 && fake.get_context_in == 0 &&
+	       fake.get_context_out == sizeof(struct vroce_alloc_ucontext_resp),
+	       "GET_CONTEXT asks for struct vroce_alloc_ucontext_resp");
+	tap_ok(to_vctx(ctx)->page_size == FAKE_PAGE_SIZE,
+	       "the context keeps the kernel's page size");
+	tap_ok(ctx->num_comp_vectors == FAKE_COMP_VECS,
+	       "num_comp_vectors comes from the kernel");
+	return ctx;
+}
+
+static void check_queries(struct ibv_context *ctx)
+{
+	struct ibv_device_attr_ex attr_ex;
+	struct ibv_device_attr attr;
+	struct ibv_port_attr port;
+	int ret;
+
+	memset(&attr, 0xff, sizeof(attr));
+	ret = ibv_query_device(ctx, &attr);
+	tap_ok(!ret && fake.query_device == 1, "ibv_query_device() succeeds");
+	tap_ok(!strcmp(attr.fw_ver, FAKE_FW_STR),
+	       "ibv_query_device() fw_ver is \"%s\" (got \"%.64s\")",
+	       FAKE_FW_STR, attr.fw_ver);
+	tap_ok(attr.max_qp == FAKE_MAX_QP && attr.phys_port_cnt == 1,
+	       "ibv_query_device() limits come from the kernel");
+
+	memset(&attr_ex, 0xff, sizeof(attr_ex));
+	ret = ibv_query_device_ex(ctx, NULL, &attr_ex);
+	tap_ok(!ret && fake.query_device_ex == 1,
+	       "ibv_query_device_ex() succeeds through the extended command");
+	tap_ok(fake.query_device_ex_drv_out == 0,
+	       "ibv_query_device_ex() asks for no driver data");
+	tap_ok(!strcmp(attr_ex.orig_attr.fw_ver, FAKE_FW_STR),
+	       "ibv_query_device_ex() fw_ver is \"%s\"", FAKE_FW_STR);
+	tap_ok(attr_ex.orig_attr.max_qp == FAKE_MAX_QP &&
+	       attr_ex.phys_port_cnt_ex == 1 &&
+	       attr_ex.orig_attr.vendor_id == 0x1234,
+	       "ibv_query_device_ex() attributes come from the kernel");
+
+	ret = ibv_query_port(ctx, 1, &port);
+	tap_ok(!ret && port.state == IBV_PORT_ACTIVE &&
+	       port.active_mtu == IBV_MTU_1024 &&
+	       port.link_layer == IBV_LINK_LAYER_ETHERNET &&
+	       port.gid_tbl_len == 16,
+	       "ibv_query_port(1) returns the kernel's port attributes");
+	ret = ibv_query_port(ctx, 2, &port);
+	tap_ok(ret == EINVAL, "ibv_query_port(2) fails with the kernel's EINVAL");
+}
+
+#define FAILS_NULL(expr, what)						\
+	do {								\
+		void *_obj;						\
+		errno = 0;						\
+		_obj = (void *)(expr);					\
+		tap_ok(!_obj && errno == EOPNOTSUPP,			\
+		       what " fails with EOPNOTSUPP");			\
+	} while (0)
+
+static void check_unsupported(struct ibv_context *ctx, struct ibv_pd *pd)
+{
+	struct ibv_cq_init_attr_ex cq_attr = { .cqe = 16 };
+	struct ibv_qp_init_attr_ex qp_attr_ex = {
+		.qp_type = IBV_QPT_RC,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = pd,
+		.send_ops_flags = IBV_QP_EX_WITH_SEND,
+	};
+	struct ibv_qp_init_attr qp_attr = { .qp_type = IBV_QPT_RC };
+	struct ibv_srq_init_attr srq_attr = { .attr = { .max_wr = 1 } };
+	struct ibv_ah_attr ah_attr = { .port_num = 1 };
+	struct ibv_td_init_attr td_attr = {};
+	static char buf[4096];
+
+	FAILS_NULL(ibv_create_cq(ctx, 16, NULL, NULL, 0), "ibv_create_cq()");
+	FAILS_NULL(ibv_create_cq_ex(ctx, &cq_attr), "ibv_create_cq_ex()");
+	FAILS_NULL(ibv_create_qp(pd, &qp_attr), "ibv_create_qp()");
+	FAILS_NULL(ibv_create_qp_ex(ctx, &qp_attr_ex), "ibv_create_qp_ex()");
+	FAILS_NULL(ibv_create_srq(pd, &srq_attr), "ibv_create_srq()");
+	FAILS_NULL(ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE),
+		   "ibv_reg_mr()");
+	FAILS_NULL(ibv_alloc_mw(pd, IBV_MW_TYPE_1), "ibv_alloc_mw()");
+	FAILS_NULL(ibv_create_ah(pd, &ah_attr), "ibv_create_ah()");
+	FAILS_NULL(ibv_alloc_td(ctx, &td_attr), "ibv_alloc_td()");
+}
+
+/*
+ * No CQ, QP or SRQ can be created yet; the data path is reached through
+ * bare objects that only carry the context.
+ */
+static void check_data_path(struct ibv_context *ctx)
+{
+	struct ibv_cq cq = { .context = ctx };
+	struct ibv_qp qp = { .context = ctx };
+	struct ibv_srq srq = { .context = ctx };
+	struct ibv_send_wr swr = {}, *bad_swr = NULL;
+	struct ibv_recv_wr rwr = {}, *bad_rwr = NULL;
+	struct ibv_wc wc;
+	int ret;
+
+	errno = 0;
+	ret = ibv_poll_cq(&cq, 1, &wc);
+	tap_ok(ret < 0 && errno == EOPNOTSUPP,
+	       "ibv_poll_cq() fails (negative, errno EOPNOTSUPP), got %d", ret);
+	tap_ok(ibv_req_notify_cq(&cq, 0) == EOPNOTSUPP,
+	       "ibv_req_notify_cq() fails with EOPNOTSUPP");
+	ret = ibv_post_send(&qp, &swr, &bad_swr);
+	tap_ok(ret == EOPNOTSUPP && bad_swr == &swr,
+	       "ibv_post_send() fails with EOPNOTSUPP and sets bad_wr");
+	ret = ibv_post_recv(&qp, &rwr, &bad_rwr);
+	tap_ok(ret == EOPNOTSUPP && bad_rwr == &rwr,
+	       "ibv_post_recv() fails with EOPNOTSUPP and sets bad_wr");
+	bad_rwr = NULL;
+	ret = ibv_post_srq_recv(&srq, &rwr, &bad_rwr);
+	tap_ok(ret == EOPNOTSUPP && bad_rwr == &rwr,
+	       "ibv_post_srq_recv() fails with EOPNOTSUPP and sets bad_wr");
+}
+
+static void check_pd(struct ibv_context *ctx)
+{
+	struct ibv_pd *pd = ibv_alloc_pd(ctx);
+
+	if (!tap_ok(pd != NULL, "ibv_alloc_pd() succeeds"))
+		return;
+	tap_ok(pd->context == ctx && pd->handle == FAKE_PD_HANDLE,
+	       "the PD has the kernel's handle");
+	tap_ok(fake.alloc_pd_out == sizeof(struct vroce_alloc_pd_resp) &&
+	       to_vpd(pd)->pdn == FAKE_PDN,
+	       "ALLOC_PD returns struct vroce_alloc_pd_resp, pdn kept");
+
+	check_unsupported(ctx, pd);
+
+	tap_ok(ibv_dealloc_pd(pd) == 0 && fake.dealloc_pd == 1 &&
+	       fake.dealloc_pd_handle == FAKE_PD_HANDLE,
+	       "ibv_dealloc_pd() frees the kernel's PD");
+}
+
+static void check_abi_mismatch(struct ibv_device *dev, bool driver_data,
+			       uint32_t abi)
+{
+	char want[128];
+	struct ibv_context *ctx;
+	struct capture cap;
+	int err;
+
+	fake.abi_version = abi;
+	fake.send_driver_data = driver_data;
+	if (capture_begin(&cap))
+		return;
+	errno = 0;
+	ctx = ibv_open_device(dev);
+	err = errno;
+	capture_end(&cap);
+	show_capture(&cap);
+
+	snprintf(want, sizeof(want),
+		 "vroce: vroce0: kernel ABI version %u does not match provider ABI version %u; install matching vroce module and provider\n",
+		 driver_data ? abi : 0, VROCE_ABI_VERSION);
+	tap_ok(!ctx && err == EPROTO,
+	       "%s: ibv_open_device() fails with EPROTO",
+	       driver_data ? "kernel ABI version mismatch" :
+			     "kernel sends no vroce driver data");
+	tap_ok(!strcmp(cap.text, want) && count_lines(cap.text) == 1,
+	       "...and prints one line naming both ABI versions");
+	tap_ok(fake.open_fds == 0, "...and closes the device");
+	if (ctx)
+		ibv_close_device(ctx);
+
+	fake.abi_version = VROCE_ABI_VERSION;
+	fake.send_driver_data = true;
+}
+
+static int setup(const char *so_path)
+{
+	char drivers[PATH_MAX];
+	char sysfs[PATH_MAX];
+	const char *base = getenv("TMPDIR");
+	size_t len = strlen(so_path);
+
+	if (so_path[0] != '/' || len <= strlen(SUFFIX) ||
+	    strcmp(so_path + len - strlen(SUFFIX), SUFFIX)) {
+		tap_diag("need the absolute path of lib<name>%s", SUFFIX);
+		return -1;
+	}
+	if (access(so_path, R_OK)) {
+		tap_diag("%s: %s", so_path, strerror(errno));
+		return -1;
+	}
+
+	if (!base || !*base)
+		base = "/tmp";
+	if (strlen(base) > 400) {
+		tap_diag("TMPDIR too long");
+		return -1;
+	}
+	snprintf(tmpdir, sizeof(tmpdir), "%s/vroce-load.XXXXXX", base);
+	if (!mkdtemp(tmpdir)) {
+		tmpdir[0] = 0;
+		return -1;
+	}
+	if (make_sysfs())
+		return -1;
+
+	snprintf(sysfs, sizeof(sysfs), "%s/sys", tmpdir);
+	snprintf(drivers, sizeof(drivers), "%.*s", (int)(len - strlen(SUFFIX)),
+		 so_path);
+	setenv("SYSFS_PATH", sysfs, 1);
+	setenv("RDMAV_DRIVERS", drivers, 1);
+	setenv("IBV_SHOW_WARNINGS", "1", 1);
+	unsetenv("IBV_DRIVERS");
+	tap_diag("SYSFS_PATH=%s RDMAV_DRIVERS=%s IBV_SHOW_WARNINGS=1", sysfs,
+		 drivers);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct ibv_device **list = NULL;
+	struct ibv_context *ctx;
+	struct ibv_device *dev;
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s <absolute path of libvroce%s>\n",
+			argv[0], SUFFIX);
+		return 2;
+	}
+
+	if (!tap_ok(setup(argv[1]) == 0, "fake sysfs with vroce0 and mlx9_0"))
+		goto out;
+
+	dev = check_device_list(argv[1], &list);
+	if (!dev)
+		goto out;
+
+	ctx = check_open(dev);
+	if (ctx) {
+		check_queries(ctx);
+		check_pd(ctx);
+		check_data_path(ctx);
+		tap_ok(ibv_close_device(ctx) == 0 && fake.open_fds == 0,
+		       "ibv_close_device() closes the device");
+	}
+
+	check_abi_mismatch(dev, true, VROCE_ABI_VERSION + 1);
+	check_abi_mismatch(dev, false, 0);
+
+	tap_ok(fake.unexpected == 0,
+	       "the provider sent no command it does not implement");
+	if (fake.unexpected)
+		tap_diag("last unexpected command 0x%x", fake.last_unexpected);
+out:
+	if (list)
+		ibv_free_device_list(list);
+	if (tmpdir[0])
+		remove_tree(tmpdir);
+	return tap_done();
+}

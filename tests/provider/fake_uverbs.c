@@ -4,6 +4,7 @@
  *
  * The fake uverbs device described in fake_uverbs.h.
  */
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/netlink.h>
@@ -135,7 +136,7 @@ static int get_context(const void *payload, size_t in_len, size_t out_len)
 static void fill_device_attr(struct ib_uverbs_query_device_resp *base)
 {
 	base->fw_ver = FAKE_FW_VER;
-	base->node_guid = 0x0200aafffe000001ULL;
+	base->node_guid = htobe64(0x0200aafffe000001ULL);
 	base->sys_image_guid = base->node_guid;
 	base->max_mr_size = ~0ULL;
 	base->page_size_cap = ~(uint64_t)(FAKE_PAGE_SIZE - 1);
@@ -190,7 +191,7 @@ static int query_port(const void *payload, size_t out_len)
 	resp.state = IBV_PORT_ACTIVE;
 	resp.max_mtu = IBV_MTU_4096;
 	resp.active_mtu = IBV_MTU_1024;
-	resp.gid_tbl_len = 16;
+	resp.gid_tbl_len = FAKE_GID_TBL_LEN;
 	resp.port_cap_flags = IBV_PORT_CM_SUP;
 	resp.max_msg_sz = 1U << 31;
 	resp.pkey_tbl_len = 1;

@@ -17,6 +17,9 @@
  *  - /dev/null does not know RDMA_VERBS_IOCTL (ENOTTY), so libibverbs
  *    uses the write() command interface, which fake_uverbs_write() answers
  *    the way ib_uverbs would for a vroce device.
+ *
+ * The same file is also built as libfake_uverbs.so, to run unmodified
+ * programs such as ibv_devinfo against the fake device with LD_PRELOAD.
  */
 #ifndef VROCE_FAKE_UVERBS_H
 #define VROCE_FAKE_UVERBS_H
@@ -31,6 +34,7 @@
 #define FAKE_MAX_QP	1234
 #define FAKE_PAGE_SIZE	4096
 #define FAKE_COMP_VECS	3
+#define FAKE_GID_TBL_LEN 2
 #define FAKE_PD_HANDLE	7
 #define FAKE_PDN	42
 

@@ -6,13 +6,16 @@
  * application does, against a fake sysfs tree and the fake uverbs device of
  * fake_uverbs.c:
  *
- *   load_test <absolute path of libvroce-rdmav34.so>
+ *   load_test <absolute path of libvroce-rdmav34.so> [<libfake_uverbs.so>]
  *
  * The fake sysfs (under $TMPDIR) has two uverbs devices: vroce0, which must
  * bind to our provider, and mlx9_0, which must not.  libibverbs is pointed
  * at it with SYSFS_PATH, told to load our build of the provider with
  * RDMAV_DRIVERS=<dir>/libvroce (it appends "-rdmav34.so"), and asked to
  * report unbound devices with IBV_SHOW_WARNINGS.
+ *
+ * Given libfake_uverbs.so, it finally runs ibv_devinfo on vroce0 with the
+ * fake device preloaded, as an unmodified libibverbs application.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -24,6 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
@@ -41,7 +45,7 @@ static char tmpdir[512];
 
 static int put_file(const char *dir, const char *name, const char *text)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX + 64];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -84,6 +88,43 @@ static int add_uverbs(const char *uverbs, const char *ibdev,
 	return put_file(dir, "node_type", "1: CA\n");
 }
 
+/* What ibv_query_gid() and ibv_devinfo read for vroce0's port 1. */
+static int add_port(const char *ibdev)
+{
+	static const char *const gids[FAKE_GID_TBL_LEN] = {
+		"fe80:0000:0000:0000:0200:aaff:fe00:0001\n",
+		"0000:0000:0000:0000:0000:0000:0000:0000\n",
+	};
+	char dir[PATH_MAX];
+	char name[16];
+	int i;
+
+	if (make_dir("%s/sys/class/infiniband/%s/ports", ibdev) ||
+	    make_dir("%s/sys/class/infiniband/%s/ports/1", ibdev) ||
+	    make_dir("%s/sys/class/infiniband/%s/ports/1/gids", ibdev) ||
+	    make_dir("%s/sys/class/infiniband/%s/ports/1/gid_attrs", ibdev) ||
+	    make_dir("%s/sys/class/infiniband/%s/ports/1/gid_attrs/types",
+		     ibdev))
+		return -1;
+
+	for (i = 0; i < FAKE_GID_TBL_LEN; i++) {
+		snprintf(name, sizeof(name), "%d", i);
+		snprintf(dir, sizeof(dir),
+			 "%s/sys/class/infiniband/%s/ports/1/gids", tmpdir,
+			 ibdev);
+		if (put_file(dir, name, gids[i]))
+			return -1;
+		snprintf(dir, sizeof(dir),
+			 "%s/sys/class/infiniband/%s/ports/1/gid_attrs/types",
+			 tmpdir, ibdev);
+		if (put_file(dir, name, "RoCE v2\n"))
+			return -1;
+	}
+
+	snprintf(dir, sizeof(dir), "%s/sys/class/infiniband/%s", tmpdir, ibdev);
+	return put_file(dir, "node_guid", "0200:aaff:fe00:0001\n");
+}
+
 static int make_sysfs(void)
 {
 	char dir[PATH_MAX];
@@ -108,7 +149,7 @@ static int make_sysfs(void)
 	 * vroce0's uverbs ABI differs from VROCE_ABI_VERSION on purpose: the
 	 * provider must bind whatever the device reports there.
 	 */
-	if (add_uverbs("uverbs0", "vroce0", "7\n", cdev))
+	if (add_uverbs("uverbs0", "vroce0", "7\n", cdev) || add_port("vroce0"))
 		return -1;
 	return add_uverbs("uverbs1", "mlx9_0", "1\n", cdev);
 }
@@ -169,15 +210,14 @@ static void capture_end(struct capture *cap)
 	unlink(cap->path);
 }
 
-static void show_capture(const struct capture *cap)
+/* Show text as TAP diagnostics, one "# <what>: ..." line per line. */
+static void diag_lines(const char *what, const char *text)
 {
-	const char *line = cap->text;
+	while (*text) {
+		const char *end = strchrnul(text, '\n');
 
-	while (*line) {
-		const char *end = strchrnul(line, '\n');
-
-		tap_diag("stderr: %.*s", (int)(end - line), line);
-		line = *end ? end + 1 : end;
+		tap_diag("%s: %.*s", what, (int)(end - text), text);
+		text = *end ? end + 1 : end;
 	}
 }
 
@@ -216,7 +256,7 @@ static struct ibv_device *check_device_list(const char *so_path,
 		return NULL;
 	*list = ibv_get_device_list(&num);
 	capture_end(&cap);
-	show_capture(&cap);
+	diag_lines("stderr", cap.text);
 
 	tap_ok(*list != NULL, "ibv_get_device_list() succeeds");
 	if (!*list)
@@ -294,7 +334,7 @@ static void check_queries(struct ibv_context *ctx)
 	tap_ok(!ret && port.state == IBV_PORT_ACTIVE &&
 	       port.active_mtu == IBV_MTU_1024 &&
 	       port.link_layer == IBV_LINK_LAYER_ETHERNET &&
-	       port.gid_tbl_len == 16,
+	       port.gid_tbl_len == FAKE_GID_TBL_LEN,
 	       "ibv_query_port(1) returns the kernel's port attributes");
 	ret = ibv_query_port(ctx, 2, &port);
 	tap_ok(ret == EINVAL, "ibv_query_port(2) fails with the kernel's EINVAL");
@@ -403,7 +443,7 @@ static void check_abi_mismatch(struct ibv_device *dev, bool driver_data,
 	ctx = ibv_open_device(dev);
 	err = errno;
 	capture_end(&cap);
-	show_capture(&cap);
+	diag_lines("stderr", cap.text);
 
 	snprintf(want, sizeof(want),
 		 "vroce: vroce0: kernel ABI version %u does not match provider ABI version %u; install matching vroce module and provider\n",
@@ -420,6 +460,92 @@ static void check_abi_mismatch(struct ibv_device *dev, bool driver_data,
 
 	fake.abi_version = VROCE_ABI_VERSION;
 	fake.send_driver_data = true;
+}
+
+/* Run ibv_devinfo -v -d vroce0 with the fake device preloaded. */
+static int run_devinfo(const char *preload, char *out, size_t size)
+{
+	size_t len = 0;
+	int status;
+	int fds[2];
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe(fds))
+		return -1;
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		dup2(fds[1], STDOUT_FILENO);
+		dup2(fds[1], STDERR_FILENO);
+		close(fds[0]);
+		close(fds[1]);
+		setenv("LD_PRELOAD", preload, 1);
+		execlp("ibv_devinfo", "ibv_devinfo", "-v", "-d", "vroce0",
+		       (char *)NULL);
+		_exit(127);
+	}
+
+	close(fds[1]);
+	while (len < size - 1 &&
+	       (n = read(fds[0], out + len, size - 1 - len)) > 0)
+		len += n;
+	out[len] = 0;
+	close(fds[0]);
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -1;
+	return WEXITSTATUS(status);
+}
+
+static bool has_line(const char *out, const char *key, const char *value)
+{
+	const char *line;
+
+	for (line = out; (line = strstr(line, key)); line += strlen(key)) {
+		const char *end = strchrnul(line, '\n');
+		const char *val = strstr(line, value);
+
+		if (val && val < end)
+			return true;
+	}
+	return false;
+}
+
+static void check_devinfo(const char *preload)
+{
+	static char out[65536];
+	bool ok;
+	int rc;
+
+	if (!preload)
+		return;
+
+	rc = run_devinfo(preload, out, sizeof(out));
+	if (rc == 127) {
+		tap_skip("ibv_devinfo is not installed");
+		return;
+	}
+	if (!tap_ok(rc == 0, "ibv_devinfo -v -d vroce0 succeeds (status %d)",
+		    rc)) {
+		diag_lines("ibv_devinfo", out);
+		return;
+	}
+	ok = tap_ok(has_line(out, "hca_id:", "vroce0") &&
+		    has_line(out, "transport:", "InfiniBand") &&
+		    has_line(out, "fw_ver:", FAKE_FW_STR) &&
+		    has_line(out, "max_qp:", "1234") &&
+		    has_line(out, "phys_port_cnt:", "1"),
+		    "ibv_devinfo shows the device attributes");
+	ok &= tap_ok(has_line(out, "state:", "PORT_ACTIVE") &&
+		     has_line(out, "active_mtu:", "1024") &&
+		     has_line(out, "link_layer:", "Ethernet") &&
+		     has_line(out, "GID[  0]:",
+			      "fe80::200:aaff:fe00:1, RoCE v2"),
+		     "ibv_devinfo shows port 1 as an active RoCE v2 port");
+	if (!ok)
+		diag_lines("ibv_devinfo", out);
 }
 
 static int setup(const char *so_path)
@@ -471,8 +597,9 @@ int main(int argc, char **argv)
 	struct ibv_context *ctx;
 	struct ibv_device *dev;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s <absolute path of libvroce%s>\n",
+	if (argc != 2 && argc != 3) {
+		fprintf(stderr,
+			"usage: %s <absolute path of libvroce%s> [<libfake_uverbs.so>]\n",
 			argv[0], SUFFIX);
 		return 2;
 	}
@@ -500,6 +627,8 @@ int main(int argc, char **argv)
 	       "the provider sent no command it does not implement");
 	if (fake.unexpected)
 		tap_diag("last unexpected command 0x%x", fake.last_unexpected);
+
+	check_devinfo(argc == 3 ? argv[2] : NULL);
 out:
 	if (list)
 		ibv_free_device_list(list);

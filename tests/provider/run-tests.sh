@@ -37,7 +37,8 @@ suite() {
 
 suite check-symbols "$here/check-symbols.sh" "$provider"
 suite abi_layout "$build/abi_layout"
-suite load_test "$build/load_test" "$provider"
+suite load_test "$build/load_test" "$provider" \
+	"$(cd "$build" && pwd)/libfake_uverbs.so"
 
 echo "# provider tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -34,6 +34,20 @@ static bool tap_ok(bool cond, const char *fmt, ...)
 }
 
 __attribute__((format(printf, 1, 2)))
+static __attribute__((unused)) void tap_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	tap_count++;
+	printf("ok %u - # SKIP ", tap_count);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
+
+__attribute__((format(printf, 1, 2)))
 static void tap_diag(const char *fmt, ...)
 {
 	va_list ap;

@@ -14,7 +14,10 @@
  *
  * IBVERBS_PRIVATE_34 covers rdma-core v39.0 through v56.1; the layouts
  * below are the same in all of them.  tests/provider/abi_layout.c checks
- * every size and offset against values taken from rdma-core v44.
+ * every size and offset against values measured from rdma-core v44's own
+ * headers; `make -C tests/provider xcheck RDMA_CORE=<rdma-core git dir>`
+ * compiles this file against those headers of v39.0, v44.0 and v56.1 and
+ * also compares member and prototype types.
  *
  * Public types (struct ibv_context, struct verbs_context, ...) come from
  * <infiniband/verbs.h>; kernel command and response payloads come from

@@ -16,7 +16,7 @@ static bool vroce_udata_in_ok(struct ib_udata *udata, size_t known)
 	return ib_is_udata_cleared(udata, known, udata->inlen - known);
 }
 
-static int vroce_udata_out(struct ib_udata *udata, const void *resp,
+static int vroce_udata_out(struct ib_udata *udata, void *resp,
 			   size_t len)
 {
 	if (!udata || !udata->outlen)

@@ -34,6 +34,5 @@
 #define VROCE_MAX_PKEYS		1
 #define VROCE_GID_TBL_LEN	1024
 #define VROCE_MAX_MSG_SZ	0x80000000U
-#define VROCE_DEFAULT_PKEY	0xffff
 
 #endif /* VROCE_LIMITS_H */

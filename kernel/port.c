@@ -32,7 +32,7 @@ static enum ib_port_phys_state vroce_phys_state(struct vroce_dev *vdev,
 
 static enum ib_mtu vroce_active_mtu(struct vroce_dev *vdev)
 {
-	unsigned int mtu = vroce_ib_mtu_for_netdev(READ_ONCE(vdev->ndev->mtu));
+	int mtu = vroce_mtu_for_netdev(READ_ONCE(vdev->ndev->mtu));
 
 	/* A netdev too small for a 256-byte IB MTU still reports 256. */
 	return mtu ? mtu : IB_MTU_256;
@@ -93,8 +93,12 @@ int vroce_query_port(struct ib_device *ibdev, u32 port,
 	attr->max_msg_sz = VROCE_MAX_MSG_SZ;
 	attr->pkey_tbl_len = VROCE_MAX_PKEYS;
 	attr->max_vl_num = 1;
-	return ib_get_eth_speed(ibdev, port, &attr->active_speed,
-				&attr->active_width);
+	attr->active_speed = IB_SPEED_SDR;
+	attr->active_width = IB_WIDTH_1X;
+	/* Fails only while the netdev goes away; the defaults then stand. */
+	ib_get_eth_speed(ibdev, port, &attr->active_speed,
+			 &attr->active_width);
+	return 0;
 }
 
 int vroce_get_port_immutable(struct ib_device *ibdev, u32 port,

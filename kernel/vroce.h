@@ -11,6 +11,7 @@
 #include <linux/netdevice.h>
 #include <linux/idr.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/vroce-abi.h>
 
 #include "compat.h"
 #include "limits.h"

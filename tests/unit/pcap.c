@@ -52,8 +52,8 @@ int pcap_open(struct pcap_file *f, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: cannot open", path);
 		return -1;
 	}
-	if (fseek(fp, 0, SEEK_END) || (size = ftell(fp)) < 0 ||
-	    fseek(fp, 0, SEEK_SET)) {
+	size = fseek(fp, 0, SEEK_END) ? -1 : ftell(fp);
+	if (size < 0 || fseek(fp, 0, SEEK_SET)) {
 		fclose(fp);
 		snprintf(err, errlen, "%s: cannot size", path);
 		return -1;

@@ -154,6 +154,10 @@ static void test_errors(void **state)
 	assert_int_equal(parse(&pkt, p, 32), VROCE_EINVAL);
 	assert_int_equal(parse(&pkt, p, 36), 0);
 	assert_int_equal(pkt.paylen, 1);
+	p[1] = 0x10;
+	assert_int_equal(parse(&pkt, p, 32), VROCE_EINVAL);
+	assert_int_equal(parse(&pkt, p, 36), 0);
+	assert_int_equal(pkt.paylen, 3);
 	p[1] = 0;
 
 	/* transport version must be 0 */

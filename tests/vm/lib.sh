@@ -1,0 +1,266 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Copyright (c) the vroce developers
+#
+# Helpers for VM tests (tests/vm/*.sh), sourced by the test:
+#
+#   . "$(dirname "$0")/lib.sh"
+#
+# TAP output in the kselftest style (TAP version 13):
+#   tap_plan N            print the header and the plan "1..N"
+#   tap_ok DESC           "ok N DESC"
+#   tap_fail DESC         "not ok N DESC"
+#   tap_result RC DESC    ok if RC is 0, else not ok
+#   tap_check DESC CMD... run CMD; ok if it succeeds, else not ok with its
+#                         output as diagnostics
+#   tap_skip DESC REASON  "ok N DESC # SKIP REASON"
+#   tap_diag MSG...       "# MSG"
+#   tap_bail MSG          "Bail out! MSG" and exit 1
+#   tap_done              print the plan if none was given, report a plan
+#                         mismatch, exit 1 if anything failed, else 0
+#
+# VM helpers:
+#   run_timeout S CMD...  run CMD with a time limit (status 124 on timeout)
+#   vm_barrier NAME [S]   pair: wait until the peer reaches the barrier of
+#                         the same name (default limit 120 s); no-op alone
+#   vm_send KEY VALUE     pair: publish VALUE under KEY for the peer
+#   vm_recv KEY [S]       pair: print the peer's VALUE for KEY, waiting for it
+#   vm_ib_nodes           create missing /dev/infiniband nodes
+#   vm_gid_index DEV ADDR [PORT]
+#                         print the index of the RoCE v2 GID of DEV for the
+#                         IPv4 or IPv6 address ADDR
+#   vm_wait_port_active DEV [S] [PORT]
+#
+# The harness (scripts/vm-init) exports VROCE_ROLE (single, a or b),
+# VROCE_SELF_IP4/6, VROCE_PEER_IP4/6, VROCE_SHARED (pair: directory shared by
+# both VMs), VROCE_OUT (results directory), VROCE_TOP (the repo).
+#
+# Written for bash and POSIX sh alike.
+
+_tap_n=0
+_tap_failed=0
+_tap_plan=
+_tap_header=
+
+_tap_head() {
+	if [ -z "$_tap_header" ]; then
+		echo "TAP version 13"
+		_tap_header=1
+	fi
+}
+
+tap_plan() {
+	_tap_head
+	_tap_plan=$1
+	echo "1..$1"
+}
+
+tap_diag() {
+	_tap_head
+	echo "# $*"
+}
+
+tap_ok() {
+	_tap_head
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n $*"
+}
+
+tap_fail() {
+	_tap_head
+	_tap_n=$((_tap_n + 1))
+	_tap_failed=$((_tap_failed + 1))
+	echo "not ok $_tap_n $*"
+}
+
+tap_result() { # RC DESC...
+	_rc=$1
+	shift
+	if [ "$_rc" -eq 0 ]; then
+		tap_ok "$@"
+	else
+		tap_fail "$@"
+	fi
+}
+
+tap_skip() { # DESC REASON
+	_tap_head
+	_tap_n=$((_tap_n + 1))
+	echo "ok $_tap_n $1 # SKIP ${2:-}"
+}
+
+tap_check() { # DESC CMD...
+	_desc=$1
+	shift
+	if _out=$("$@" 2>&1); then
+		tap_ok "$_desc"
+	else
+		_rc=$?
+		tap_fail "$_desc"
+		tap_diag "command: $* (status $_rc)"
+		printf '%s\n' "$_out" | sed 's/^/#   /'
+	fi
+}
+
+tap_bail() {
+	_tap_head
+	echo "Bail out! $*"
+	exit 1
+}
+
+tap_done() {
+	if [ -z "$_tap_plan" ]; then
+		_tap_head
+		echo "1..$_tap_n"
+	elif [ "$_tap_plan" -ne "$_tap_n" ]; then
+		tap_diag "planned $_tap_plan tests but ran $_tap_n"
+		exit 1
+	fi
+	[ "$_tap_failed" -eq 0 ] || exit 1
+	exit 0
+}
+
+# run_timeout S CMD...: like timeout(1), and says so when it hits.
+run_timeout() {
+	_s=$1
+	shift
+	timeout -k 5 "$_s" "$@"
+	_rc=$?
+	[ "$_rc" -eq 124 ] && tap_diag "timed out after $_s s: $*"
+	return "$_rc"
+}
+
+_vm_sleep() {
+	sleep 0.2 2>/dev/null || sleep 1
+}
+
+_vm_peer() {
+	case ${VROCE_ROLE:-} in
+	a) echo b ;;
+	b) echo a ;;
+	*) return 1 ;;
+	esac
+}
+
+_vm_barrier_seq=0
+
+# vm_barrier NAME [S]: rendezvous with the peer VM. Both sides must pass the
+# same barriers in the same order (a sequence number is part of the file
+# name, so a name may be reused). Fails (status 1) after S seconds or as
+# soon as the peer's script has exited.
+vm_barrier() {
+	_name=$1
+	_limit=${2:-120}
+	_peer=$(_vm_peer) || return 0
+	[ -n "${VROCE_SHARED:-}" ] || return 0
+	_vm_barrier_seq=$((_vm_barrier_seq + 1))
+	_f=$VROCE_SHARED/barrier.$_vm_barrier_seq.$_name
+	: >"$_f.$VROCE_ROLE" || return 1
+	_end=$(($(date +%s) + _limit))
+	while [ ! -e "$_f.$_peer" ]; do
+		if [ -e "$VROCE_SHARED/exited.$_peer" ]; then
+			tap_diag "barrier $_name: peer $_peer has exited"
+			return 1
+		fi
+		if [ "$(date +%s)" -ge "$_end" ]; then
+			tap_diag "barrier $_name: peer $_peer did not arrive within $_limit s"
+			return 1
+		fi
+		_vm_sleep
+	done
+	return 0
+}
+
+# vm_send KEY VALUE: make VALUE available to the peer's vm_recv KEY.
+vm_send() {
+	[ -n "${VROCE_SHARED:-}" ] || return 1
+	printf '%s\n' "$2" >"$VROCE_SHARED/.kv.$1.$VROCE_ROLE.tmp" &&
+		mv "$VROCE_SHARED/.kv.$1.$VROCE_ROLE.tmp" "$VROCE_SHARED/kv.$1.$VROCE_ROLE"
+}
+
+# vm_recv KEY [S]: print what the peer sent under KEY; waits up to S s.
+vm_recv() {
+	_peer=$(_vm_peer) || return 1
+	[ -n "${VROCE_SHARED:-}" ] || return 1
+	_end=$(($(date +%s) + ${2:-120}))
+	while [ ! -e "$VROCE_SHARED/kv.$1.$_peer" ]; do
+		if [ -e "$VROCE_SHARED/exited.$_peer" ] ||
+			[ "$(date +%s)" -ge "$_end" ]; then
+			tap_diag "vm_recv $1: nothing from peer $_peer"
+			return 1
+		fi
+		_vm_sleep
+	done
+	cat "$VROCE_SHARED/kv.$1.$_peer"
+}
+
+# vm_ib_nodes: devtmpfs normally creates /dev/infiniband/* when a device
+# registers; make sure, without udev.
+vm_ib_nodes() {
+	for _d in /sys/class/infiniband_verbs/* /sys/class/infiniband_mad/* \
+		/sys/class/misc/rdma_cm; do
+		[ -f "$_d/dev" ] || continue
+		_node=/dev/infiniband/${_d##*/}
+		[ -e "$_node" ] && continue
+		_dev=$(cat "$_d/dev")
+		mkdir -p /dev/infiniband
+		mknod -m 0666 "$_node" c "${_dev%%:*}" "${_dev##*:}"
+	done
+	return 0
+}
+
+# vm_gid_hex ADDR: the GID string the kernel shows for an IPv4 or IPv6
+# address (IPv4 as ::ffff:a.b.c.d).
+vm_gid_hex() {
+	case $1 in
+	*:*)
+		# Expand "::" and pad every group to 4 hex digits.
+		printf '%s\n' "$1" | awk '{
+			n = split($0, half, "::")
+			nl = (half[1] == "") ? 0 : split(half[1], l, ":")
+			nr = (n < 2 || half[2] == "") ? 0 : split(half[2], r, ":")
+			k = 0
+			for (i = 1; i <= nl; i++) g[++k] = l[i]
+			for (i = nl + nr; i < 8; i++) g[++k] = "0"
+			for (i = 1; i <= nr; i++) g[++k] = r[i]
+			s = ""
+			for (i = 1; i <= 8; i++) {
+				x = g[i]
+				while (length(x) < 4) x = "0" x
+				s = s (i > 1 ? ":" : "") tolower(x)
+			}
+			print s
+		}'
+		;;
+	*)
+		printf '%s\n' "$1" | awk -F. '{
+			printf "0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n", $1, $2, $3, $4
+		}'
+		;;
+	esac
+}
+
+# vm_gid_index DEV ADDR [PORT]: index of DEV's RoCE v2 GID for ADDR.
+vm_gid_index() {
+	_want=$(vm_gid_hex "$2")
+	_p=/sys/class/infiniband/$1/ports/${3:-1}
+	for _g in "$_p"/gids/*; do
+		_i=${_g##*/}
+		[ "$(cat "$_g" 2>/dev/null)" = "$_want" ] || continue
+		case $(cat "$_p/gid_attrs/types/$_i" 2>/dev/null) in
+		*"v2"*) echo "$_i"; return 0 ;;
+		esac
+	done
+	return 1
+}
+
+# vm_wait_port_active DEV [S] [PORT]
+vm_wait_port_active() {
+	_end=$(($(date +%s) + ${2:-20}))
+	while :; do
+		case $(cat "/sys/class/infiniband/$1/ports/${3:-1}/state" 2>/dev/null) in
+		*ACTIVE*) return 0 ;;
+		esac
+		[ "$(date +%s)" -ge "$_end" ] && return 1
+		_vm_sleep
+	done
+}

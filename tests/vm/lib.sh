@@ -201,7 +201,7 @@ vm_ib_nodes() {
 		[ -f "$_d/dev" ] || continue
 		_node=/dev/infiniband/${_d##*/}
 		[ -e "$_node" ] && continue
-		_dev=$(cat "$_d/dev")
+		read -r _dev <"$_d/dev" || continue
 		mkdir -p /dev/infiniband
 		mknod -m 0666 "$_node" c "${_dev%%:*}" "${_dev##*:}"
 	done
@@ -243,10 +243,15 @@ vm_gid_hex() {
 vm_gid_index() {
 	_want=$(vm_gid_hex "$2")
 	_p=/sys/class/infiniband/$1/ports/${3:-1}
+	# The table has hundreds of entries: read them without forking.
 	for _g in "$_p"/gids/*; do
+		_v=
+		read -r _v <"$_g" 2>/dev/null
+		[ "$_v" = "$_want" ] || continue
 		_i=${_g##*/}
-		[ "$(cat "$_g" 2>/dev/null)" = "$_want" ] || continue
-		case $(cat "$_p/gid_attrs/types/$_i" 2>/dev/null) in
+		_t=
+		read -r _t <"$_p/gid_attrs/types/$_i" 2>/dev/null
+		case $_t in
 		*"v2"*) echo "$_i"; return 0 ;;
 		esac
 	done
@@ -257,7 +262,9 @@ vm_gid_index() {
 vm_wait_port_active() {
 	_end=$(($(date +%s) + ${2:-20}))
 	while :; do
-		case $(cat "/sys/class/infiniband/$1/ports/${3:-1}/state" 2>/dev/null) in
+		_st=
+		read -r _st <"/sys/class/infiniband/$1/ports/${3:-1}/state" 2>/dev/null
+		case $_st in
 		*ACTIVE*) return 0 ;;
 		esac
 		[ "$(date +%s)" -ge "$_end" ] && return 1

@@ -28,8 +28,6 @@ static void vroce_dealloc_driver(struct ib_device *ibdev)
 	netdev_put(vdev->ndev, &vdev->ndev_tracker);
 }
 
-static void vroce_port_event(struct vroce_dev *vdev);
-
 static const struct ib_device_ops vroce_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
@@ -127,22 +125,67 @@ static int vroce_register(struct vroce_dev *vdev, const char *name)
 	return ib_register_device(ibdev, name, NULL);
 }
 
+static void vroce_port_event(struct vroce_dev *vdev)
+{
+	enum ib_port_state state = vroce_port_state(vdev);
+	struct ib_event ev = {
+		.device = &vdev->ibdev,
+		.element.port_num = VROCE_PORT,
+	};
+
+	if (state == vdev->port_state)
+		return;
+	vdev->port_state = state;
+	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+					     IB_EVENT_PORT_ERR;
+	ib_dispatch_event(&ev);
+	dev_info(&vdev->ibdev.dev, "port %s\n",
+		 state == IB_PORT_ACTIVE ? "active" : "down");
+}
+
+static void vroce_netdev_event(struct vroce_dev *vdev, unsigned long event)
+{
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		ib_unregister_device_queued(&vdev->ibdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+		vroce_port_event(vdev);
+		break;
+	case NETDEV_CHANGEMTU:
+		/* query_port reads the MTU from the netdev on every call. */
+		dev_info(&vdev->ibdev.dev, "%s mtu is now %u\n",
+			 vdev->ndev->name, READ_ONCE(vdev->ndev->mtu));
+		break;
+	default:
+		break;
+	}
+}
+
+/* Caller holds RTNL and vroce_lock. */
+static void vroce_netdev_event_locked(struct vroce_dev *vdev,
+				      unsigned long event)
+{
+	/* A device not yet (or no longer) registered ignores events. */
+	if (!ib_device_try_get(&vdev->ibdev))
+		return;
+	vroce_netdev_event(vdev, event);
+	ib_device_put(&vdev->ibdev);
+}
+
 /*
  * Netdev events that arrived while the device was being registered were
- * ignored; apply the netdev's current state once, under RTNL as the
- * notifier would.
+ * ignored; apply the netdev's current state once, as the notifier would.
  */
 static void vroce_catch_up_netdev(struct vroce_dev *vdev)
 {
 	rtnl_lock();
 	mutex_lock(&vroce_lock);
-	if (ib_device_try_get(&vdev->ibdev)) {
-		if (vdev->ndev->reg_state != NETREG_REGISTERED)
-			ib_unregister_device_queued(&vdev->ibdev);
-		else
-			vroce_port_event(vdev);
-		ib_device_put(&vdev->ibdev);
-	}
+	vroce_netdev_event_locked(vdev,
+				  vdev->ndev->reg_state == NETREG_REGISTERED ?
+				  NETDEV_CHANGE : NETDEV_UNREGISTER);
 	mutex_unlock(&vroce_lock);
 	rtnl_unlock();
 }
@@ -206,45 +249,6 @@ void vroce_dev_remove_all(void)
 	}
 }
 
-static void vroce_port_event(struct vroce_dev *vdev)
-{
-	enum ib_port_state state = vroce_port_state(vdev);
-	struct ib_event ev = {
-		.device = &vdev->ibdev,
-		.element.port_num = VROCE_PORT,
-	};
-
-	if (state == vdev->port_state)
-		return;
-	vdev->port_state = state;
-	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
-					     IB_EVENT_PORT_ERR;
-	ib_dispatch_event(&ev);
-	dev_info(&vdev->ibdev.dev, "port %s\n",
-		 state == IB_PORT_ACTIVE ? "active" : "down");
-}
-
-static void vroce_netdev_event(struct vroce_dev *vdev, unsigned long event)
-{
-	switch (event) {
-	case NETDEV_UNREGISTER:
-		ib_unregister_device_queued(&vdev->ibdev);
-		break;
-	case NETDEV_UP:
-	case NETDEV_DOWN:
-	case NETDEV_CHANGE:
-		vroce_port_event(vdev);
-		break;
-	case NETDEV_CHANGEMTU:
-		/* query_port reads the MTU from the netdev on every call. */
-		dev_info(&vdev->ibdev.dev, "%s mtu is now %u\n",
-			 vdev->ndev->name, READ_ONCE(vdev->ndev->mtu));
-		break;
-	default:
-		break;
-	}
-}
-
 /* Runs under RTNL, which also serialises every port_state update. */
 static int vroce_netdev_notify(struct notifier_block *nb,
 			       unsigned long event, void *arg)
@@ -254,11 +258,8 @@ static int vroce_netdev_notify(struct notifier_block *nb,
 
 	mutex_lock(&vroce_lock);
 	vdev = vroce_find_locked(ndev);
-	/* A device not yet (or no longer) registered ignores events. */
-	if (vdev && ib_device_try_get(&vdev->ibdev)) {
-		vroce_netdev_event(vdev, event);
-		ib_device_put(&vdev->ibdev);
-	}
+	if (vdev)
+		vroce_netdev_event_locked(vdev, event);
 	mutex_unlock(&vroce_lock);
 	return NOTIFY_OK;
 }

@@ -14,19 +14,7 @@
 #include <infiniband/verbs.h>
 
 #include "tap.h"
-
-static struct ibv_context *open_by_name(const char *name)
-{
-	struct ibv_device **list = ibv_get_device_list(NULL);
-	struct ibv_context *ctx = NULL;
-	int i;
-
-	for (i = 0; list && list[i]; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	return ctx;
-}
+#include "open_dev.h"
 
 static void check_queries(struct ibv_context *ctx)
 {
@@ -112,13 +100,12 @@ int main(int argc, char **argv)
 	const char *name = argc > 1 ? argv[1] : "vroce0";
 	struct ibv_context *ctx;
 
-	tap_plan(15);
 	ctx = open_by_name(name);
 	if (!tap_ok(ctx != NULL, "open %s", name))
-		return 1;
+		return tap_done();
 	check_queries(ctx);
 	check_pds(ctx);
 	check_unsupported(ctx);
 	tap_ok(!ibv_close_device(ctx), "close %s", name);
-	return tap_exit();
+	return tap_done();
 }

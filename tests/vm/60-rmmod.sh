@@ -20,22 +20,15 @@ ip link add dummy0 type dummy && ip link set dummy0 up
 rdma_add vroce1 dummy0
 tap_result $? "vroce1 on dummy0 ($rdma_err)"
 
-hold=/tmp/hold.log
-go=/tmp/hold.go
-"$progs/async_wait" --hold vroce0 "$go" >"$hold" 2>&1 &
-holder=$!
-tap_check "a process holds vroce0 open with a PD" \
-	wait_for 10 grep -q ready "$hold"
+hold_start vroce0
+tap_result $? "a process holds vroce0 open with a PD"
 
 run_timeout 60 rmmod vroce
 tap_result $? "rmmod vroce completes with the context open"
 tap_check "no vroce device is left" \
 	sh -c "! ls /sys/class/infiniband | grep -q vroce"
-touch "$go"
-wait "$holder"
-rc=$?
-tap_result $rc "the holder saw DEVICE_FATAL, failed cleanly, closed"
-sed 's/^/#   /' "$hold"
+hold_finish
+tap_result $? "the holder saw DEVICE_FATAL, failed cleanly, closed"
 
 tap_check "modprobe vroce again" modprobe vroce
 rdma_add vroce0 eth0

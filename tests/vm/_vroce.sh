@@ -10,6 +10,7 @@
 #   gid_v2_index DEV ADDR    index of the RoCE v2 GID of DEV for ADDR
 #   dmesg_has TEXT           the kernel log contains TEXT
 #   rdma_add NAME NETDEV     rdma link add NAME type vroce netdev NETDEV,
+#   hold_start DEV, hold_finish   a process holding DEV open (below)
 #                            its error text (if any) in $rdma_err
 
 wait_for() {
@@ -53,4 +54,27 @@ gid_v2_index() {
 		esac
 	done
 	return 1
+}
+
+# hold_start DEV: a process opens DEV, allocates a PD and waits (see
+# async_wait --hold); succeeds once it is ready. Call it directly, not
+# through tap_check, which runs its command in a subshell.
+# hold_finish: lets it check that DEV was disassociated (DEVICE_FATAL,
+# verbs fail cleanly, close works); prints its TAP as diagnostics and
+# returns its status.
+hold_start() {
+	_hold_log=/tmp/hold.$$.log
+	_hold_go=/tmp/hold.$$.go
+	"$VROCE_TOP/build/progs/async_wait" --hold "$1" "$_hold_go" \
+		>"$_hold_log" 2>&1 &
+	_hold_pid=$!
+	wait_for 10 grep -q ready "$_hold_log"
+}
+
+hold_finish() {
+	touch "$_hold_go"
+	wait "$_hold_pid"
+	_hold_rc=$?
+	sed 's/^/#   /' "$_hold_log"
+	return $_hold_rc
 }

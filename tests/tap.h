@@ -48,7 +48,7 @@ static __attribute__((unused)) void tap_skip(const char *fmt, ...)
 }
 
 __attribute__((format(printf, 1, 2)))
-static void tap_diag(const char *fmt, ...)
+static __attribute__((unused)) void tap_diag(const char *fmt, ...)
 {
 	va_list ap;
 

@@ -1,0 +1,41 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Copyright (c) the vroce developers
+#
+# `make install` with DESTDIR puts every file where the system expects it,
+# and nothing outside DESTDIR. Runs on the host; prints TAP.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+dest=$(mktemp -d)
+trap 'rm -rf "$dest"' EXIT
+n=0
+failed=0
+check() { # DESC CMD...
+	local desc=$1
+	shift
+	n=$((n + 1))
+	if "$@"; then
+		echo "ok $n - $desc"
+	else
+		echo "not ok $n - $desc"
+		failed=1
+	fi
+}
+
+kver=$(modinfo -F vermagic "$top/vroce.ko" | cut -d' ' -f1)
+multiarch=$(gcc -print-multiarch)
+out=$(DESTDIR=$dest "$top/scripts/install" 2>&1)
+check "scripts/install with DESTDIR succeeds" test $? -eq 0
+check "module in /lib/modules/$kver/updates" \
+	test -f "$dest/lib/modules/$kver/updates/vroce.ko"
+check "provider in libibverbs' directory" \
+	test -x "$dest/usr/lib/$multiarch/libibverbs/libvroce-rdmav34.so"
+check "vroce.driver names the provider" \
+	grep -qx "driver vroce" "$dest/etc/libibverbs.d/vroce.driver"
+check "no module index written into the stage" \
+	test ! -e "$dest/lib/modules/$kver/modules.dep"
+check "says to run depmod" grep -q "depmod $kver" <<<"$out"
+check "nothing else installed" \
+	test "$(find "$dest" -type f | wc -l)" -eq 3
+echo "1..$n"
+exit $failed

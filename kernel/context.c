@@ -9,7 +9,7 @@
 #include "vroce.h"
 
 /* Driver data a request carries beyond what we understand must be zero. */
-static bool vroce_udata_in_ok(struct ib_udata *udata, size_t known)
+bool vroce_udata_in_ok(struct ib_udata *udata, size_t known)
 {
 	if (!udata || udata->inlen <= known)
 		return true;

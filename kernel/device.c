@@ -24,6 +24,7 @@ static void vroce_dealloc_driver(struct ib_device *ibdev)
 	list_del_init(&vdev->node);
 	mutex_unlock(&vroce_lock);
 
+	ida_destroy(&vdev->qpn_ida);
 	ida_destroy(&vdev->pd_ida);
 	netdev_put(vdev->ndev, &vdev->ndev_tracker);
 }
@@ -34,21 +35,31 @@ static const struct ib_device_ops vroce_dev_ops = {
 	.uverbs_abi_ver = VROCE_ABI_VERSION,
 
 	.alloc_pd = vroce_alloc_pd,
+	.create_cq = vroce_create_cq,
+	.create_qp = vroce_create_qp,
 	.alloc_ucontext = vroce_alloc_ucontext,
 	.dealloc_driver = vroce_dealloc_driver,
 	.dealloc_pd = vroce_dealloc_pd,
 	.dealloc_ucontext = vroce_dealloc_ucontext,
+	.destroy_cq = vroce_destroy_cq,
+	.destroy_qp = vroce_destroy_qp,
 	.disassociate_ucontext = vroce_disassociate_ucontext,
 	.get_dev_fw_str = vroce_get_dev_fw_str,
 	.get_link_layer = vroce_get_link_layer,
 	.get_port_immutable = vroce_get_port_immutable,
 	.mmap = vroce_mmap,
 	.mmap_free = vroce_mmap_free,
+	.modify_qp = vroce_modify_qp,
+	.post_send = vroce_post_send,
 	.query_device = vroce_query_device,
 	.query_pkey = vroce_query_pkey,
 	.query_port = vroce_query_port,
+	.query_qp = vroce_query_qp,
+	.resize_cq = vroce_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_cq, vroce_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, vroce_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, vroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, vroce_ucontext, ibuc),
 };
 
@@ -118,6 +129,8 @@ static int vroce_register(struct vroce_dev *vdev, const char *name)
 	strscpy(ibdev->node_desc, "vroce", sizeof(ibdev->node_desc));
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, ndev->dev_addr);
 	ib_set_device_ops(ibdev, &vroce_dev_ops);
+	/* The SQ doorbell: POST_SEND with no work requests. */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
 
 	err = ib_device_set_netdev(ibdev, ndev, VROCE_PORT);
 	if (err)
@@ -204,6 +217,7 @@ int vroce_dev_add(const char *name, struct net_device *ndev)
 		return -ENOMEM;
 	INIT_LIST_HEAD(&vdev->node);
 	ida_init(&vdev->pd_ida);
+	ida_init(&vdev->qpn_ida);
 	vdev->ndev = ndev;
 	netdev_hold(ndev, &vdev->ndev_tracker, GFP_KERNEL);
 	vdev->port_state = vroce_port_state(vdev);

@@ -16,6 +16,9 @@
  *   icrc.h    the RoCEv2 invariant CRC
  *   psn.h     24-bit PSN arithmetic
  *   mtu.h     IB MTU enum, bytes, and the MTU for a netdev
+ *   qp_state.h QP states and the Modify QP transition/attribute rules
+ *   ring.h    shared ring index arithmetic, untrusted peer index checks
+ *   key.h     MR/MW keys, remote range and access flag checks
  */
 #ifndef VROCE_CORE_ROCE_H
 #define VROCE_CORE_ROCE_H
@@ -31,5 +34,8 @@
 #include "icrc.h"
 #include "psn.h"
 #include "mtu.h"
+#include "qp_state.h"
+#include "ring.h"
+#include "key.h"
 
 #endif /* VROCE_CORE_ROCE_H */

@@ -17,7 +17,7 @@
 
 #include <linux/types.h>
 
-#define VROCE_ABI_VERSION	1
+#define VROCE_ABI_VERSION	2
 
 /* Device names always start with this prefix: libibverbs matches on it. */
 #define VROCE_DEV_PREFIX	"vroce"
@@ -39,6 +39,222 @@ struct vroce_alloc_ucontext_resp {
 struct vroce_alloc_pd_resp {
 	__u32 pdn;
 	__u32 reserved;
+};
+
+/*
+ * ---------------------------------------------------------------------
+ * Shared rings
+ *
+ * Every queue (SQ, RQ, SRQ, CQ) is one ring: a power-of-two number of
+ * fixed-size entries behind a struct vroce_ring_hdr, in one buffer the
+ * kernel allocates and the provider maps with mmap() on the uverbs fd at
+ * the offset the create response gives (length: the response's
+ * ring map size). Indices are free-running 32-bit counters; an entry's
+ * slot is index & (entries - 1).
+ *
+ * One side produces, the other consumes:
+ *
+ *   ring  producer (writes entries, then prod)  consumer (reads, then cons)
+ *   SQ    provider (post_send)                  kernel (send engine, flush)
+ *   RQ    provider (post_recv)                  kernel (receive, flush)
+ *   SRQ   provider (post_srq_recv)              kernel (receive)
+ *   CQ    kernel (completions)                  provider (poll_cq)
+ *
+ * The producer writes entries, then publishes them with a release store
+ * of prod; the consumer reads prod with an acquire load, reads entries,
+ * then releases them with a release store of cons.
+ *
+ * The kernel trusts nothing in a ring. It keeps its own copy of the index
+ * it owns and never reads it back from shared memory. It reads the other
+ * side's index once per batch and accepts it only if it lies within
+ * [own - entries, own + entries] as the ring discipline allows; anything
+ * else is a broken ring and moves the QP (or CQ) to its error state. It
+ * copies each entry into kernel memory exactly once and validates only
+ * the copy. What it writes for the provider (CQEs, its own index) never
+ * contains uninitialised kernel memory.
+ *
+ * prod and cons sit on separate cache lines; so does the notify word.
+ */
+#define VROCE_RING_ALIGN	64
+
+struct vroce_ring_hdr {
+	__u32 prod;			/* written by the producer only */
+	__u32 rsvd0[15];
+	__u32 cons;			/* written by the consumer only */
+	__u32 rsvd1[15];
+	/*
+	 * SQ: set by the kernel while its send engine sleeps; the provider
+	 * then rings the doorbell with a system call (see post_send below).
+	 * CQ: arm word written by the provider (VROCE_CQ_ARM_*), read by the
+	 * kernel when it adds a completion.
+	 * RQ, SRQ: unused (0).
+	 */
+	__u32 notify;
+	__u32 rsvd2[15];
+};
+
+/* The entries start at this offset from the start of the ring map. */
+#define VROCE_RING_ENTRIES_OFFSET	sizeof(struct vroce_ring_hdr)
+
+/*
+ * post_send doorbell. The provider writes WQEs, publishes prod, then reads
+ * notify (after a full barrier): if VROCE_SQ_NEEDS_WAKEUP is set, it makes
+ * one system call (the uverbs POST_SEND command with no WRs) to wake the
+ * send engine. A send engine that is running drains the SQ until it finds
+ * it empty, sets VROCE_SQ_NEEDS_WAKEUP, re-checks prod (after a full
+ * barrier) and only then sleeps, so a WQE is never left behind and, under
+ * load, posting needs no system call.
+ */
+#define VROCE_SQ_NEEDS_WAKEUP	(1U << 0)
+
+/*
+ * CQ arming without a system call. The provider arms with
+ * notify = ((sequence + 1) << 1) | solicited_only, where sequence is the
+ * upper bits of its previous value. The kernel remembers the last
+ * sequence it has notified; a CQ whose notify sequence differs is armed.
+ * When the kernel adds a completion to an armed CQ (for a
+ * solicited-only arm: a solicited or error completion) it records the
+ * sequence and signals the completion channel once.
+ */
+#define VROCE_CQ_ARM_SOLICITED	(1U << 0)
+#define VROCE_CQ_ARM_SEQ_SHIFT	1
+
+struct vroce_sge {
+	__aligned_u64 addr;
+	__u32 length;
+	__u32 lkey;
+};
+
+/* Send WQE flags (the low bits match enum ibv_send_flags). */
+enum vroce_wqe_flags {
+	VROCE_WQE_FENCE		= 1 << 0,
+	VROCE_WQE_SIGNALED	= 1 << 1,
+	VROCE_WQE_SOLICITED	= 1 << 2,
+	VROCE_WQE_INLINE	= 1 << 3,
+};
+
+/*
+ * Send WQE: 64 bytes of header, then num_sge struct vroce_sge or, with
+ * VROCE_WQE_INLINE, inline_len bytes of data. Its stride in the SQ is the
+ * create response's sq_wqe_size (a power of two, at least 64).
+ */
+struct vroce_send_wqe {
+	__aligned_u64 wr_id;
+	__u8 opcode;			/* enum ib_uverbs_wr_opcode */
+	__u8 flags;			/* enum vroce_wqe_flags */
+	__u8 num_sge;
+	__u8 rsvd0;
+	__u32 imm_data;			/* big endian, or invalidate rkey */
+	__u32 inline_len;
+	__u32 rsvd1;
+	union {
+		struct {
+			__aligned_u64 remote_addr;
+			__u32 rkey;
+			__u32 rsvd;
+		} rdma;
+		struct {
+			__aligned_u64 remote_addr;
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+			__u32 rkey;
+			__u32 rsvd;
+		} atomic;
+		struct {
+			__u32 ah_num;	/* from struct vroce_create_ah_resp */
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+			__u32 rsvd;
+		} ud;
+		struct {
+			__aligned_u64 addr;
+			__aligned_u64 length;
+			__u32 mr_lkey;
+			__u32 new_rkey;
+			__u32 access;
+			__u32 rsvd;
+		} bind;
+		__u8 rsvd2[40];
+	} u;
+};
+
+/* Receive WQE (RQ and SRQ): 16 bytes of header, then num_sge SGEs. */
+struct vroce_recv_wqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 rsvd;
+};
+
+/* CQE flags (match enum ibv_wc_flags). */
+enum vroce_cqe_flags {
+	VROCE_CQE_GRH		= 1 << 0,
+	VROCE_CQE_WITH_IMM	= 1 << 1,
+	VROCE_CQE_IP_CSUM_OK	= 1 << 2,
+	VROCE_CQE_WITH_INV	= 1 << 3,
+};
+
+/*
+ * Completion queue entry, 32 bytes. status uses the numbering of enum
+ * ibv_wc_status (the kernel's enum ib_wc_status has the same values);
+ * opcode is enum ib_uverbs_wc_opcode, or 128 + n for receives as in
+ * enum ibv_wc_opcode.
+ */
+struct vroce_cqe {
+	__aligned_u64 wr_id;
+	__u8 status;
+	__u8 opcode;
+	__u8 flags;			/* enum vroce_cqe_flags */
+	__u8 sl;
+	__u32 byte_len;
+	__u32 imm_data;			/* big endian, or invalidated rkey */
+	__u32 qp_num;
+	__u32 src_qp;
+	__u16 pkey_index;
+	__u8 network_hdr_type;	/* for ibv_create_ah_from_wc: 2 v4, 3 v6 */
+	__u8 rsvd;
+};
+
+/* ---------------------------------------------------------------------
+ * udata of the create/resize commands
+ */
+struct vroce_create_cq_resp {
+	__aligned_u64 ring_offset;	/* mmap offset of the CQ ring */
+	__u32 ring_size;		/* bytes to map */
+	__u32 entries;			/* power of two */
+	__u32 cqn;
+	__u32 rsvd;
+};
+
+struct vroce_resize_cq_resp {
+	__aligned_u64 ring_offset;	/* the new ring, as in create */
+	__u32 ring_size;
+	__u32 entries;
+};
+
+struct vroce_create_qp_resp {
+	__aligned_u64 sq_offset;	/* 0 if the QP has an SRQ's RQ */
+	__aligned_u64 rq_offset;	/* 0 when an SRQ is used */
+	__u32 sq_size;			/* bytes to map */
+	__u32 rq_size;
+	__u32 sq_entries;		/* power of two */
+	__u32 rq_entries;
+	__u32 sq_wqe_size;		/* stride, power of two */
+	__u32 rq_wqe_size;
+	__u32 qpn;
+	__u32 rsvd;
+};
+
+struct vroce_create_srq_resp {
+	__aligned_u64 ring_offset;
+	__u32 ring_size;
+	__u32 entries;
+	__u32 wqe_size;
+	__u32 srqn;
+};
+
+struct vroce_create_ah_resp {
+	__u32 ah_num;			/* what a UD send WQE names */
+	__u32 rsvd;
 };
 
 #endif /* VROCE_ABI_USER_H */

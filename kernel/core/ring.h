@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Copyright (C) the vroce developers.
+ *
+ * Index arithmetic of the shared rings (uapi/rdma/vroce-abi.h, "Shared
+ * rings"). A ring holds a power-of-two number of entries; its producer
+ * and consumer indices are free-running 32-bit counters, and an entry's
+ * slot is index & (entries - 1). The ring holds prod - cons entries
+ * (modulo 2^32), which the discipline keeps within 0..entries.
+ *
+ * One side of every ring is the untrusted provider. The kernel keeps its
+ * own index privately and reads the peer's index from shared memory; it
+ * must accept that index only if the vroce_ring_peer_*_ok() check for its
+ * side holds, before it computes anything else from it:
+ *
+ *   the kernel consumes (SQ, RQ, SRQ): peer prod - own cons in 0..entries
+ *   the kernel produces (CQ):          own prod - peer cons in 0..entries
+ *
+ * Every helper here works modulo 2^32, so indices wrap past 0xffffffff
+ * like any other value.
+ */
+#ifndef VROCE_CORE_RING_H
+#define VROCE_CORE_RING_H
+
+#include "types.h"
+
+/*
+ * The largest entry count the index arithmetic allows: with 2^32 entries
+ * a full ring and an empty one would look the same.
+ */
+#define VROCE_RING_ENTRIES_LIMIT	(1u << 31)
+
+/* @n is a power of two (0 is not). */
+static inline vr_bool vroce_ring_is_pow2(vr_u32 n)
+{
+	return n && !(n & (n - 1));
+}
+
+/*
+ * The smallest power of two >= @n, if that is at most @max (and at most
+ * VROCE_RING_ENTRIES_LIMIT); else, and for @n == 0, 0.
+ */
+static inline vr_u32 vroce_ring_roundup_pow2(vr_u32 n, vr_u32 max)
+{
+	vr_u32 p = 1;
+
+	if (!n || n > VROCE_RING_ENTRIES_LIMIT || n > max)
+		return 0;
+	while (p < n)
+		p <<= 1;
+	return p <= max ? p : 0;
+}
+
+/* The slot of index @idx in a ring of @entries (a power of two). */
+static inline vr_u32 vroce_ring_slot(vr_u32 idx, vr_u32 entries)
+{
+	return idx & (entries - 1);
+}
+
+/* Entries between @cons and @prod: produced and not yet consumed. */
+static inline vr_u32 vroce_ring_used(vr_u32 prod, vr_u32 cons)
+{
+	return prod - cons;
+}
+
+/*
+ * Entries the producer may still write into a ring of @entries; 0 also
+ * if @prod and @cons are inconsistent (more than @entries apart).
+ */
+static inline vr_u32 vroce_ring_free(vr_u32 prod, vr_u32 cons,
+				     vr_u32 entries)
+{
+	vr_u32 used = prod - cons;
+
+	return used <= entries ? entries - used : 0;
+}
+
+static inline vr_bool vroce_ring_empty(vr_u32 prod, vr_u32 cons)
+{
+	return prod == cons;
+}
+
+/* Full, or inconsistent: nothing more may be produced. */
+static inline vr_bool vroce_ring_full(vr_u32 prod, vr_u32 cons,
+				      vr_u32 entries)
+{
+	return vroce_ring_free(prod, cons, entries) == 0;
+}
+
+/*
+ * A ring the kernel consumes: is @peer_prod, the producer index read from
+ * shared memory, consistent with @own_cons, the kernel's consumer index?
+ * It is iff it is 0..@entries ahead of @own_cons. Then
+ * vroce_ring_used(peer_prod, own_cons) entries are ready to consume.
+ */
+static inline vr_bool vroce_ring_peer_prod_ok(vr_u32 own_cons,
+					      vr_u32 peer_prod,
+					      vr_u32 entries)
+{
+	return peer_prod - own_cons <= entries;
+}
+
+/*
+ * A ring the kernel produces into: is @peer_cons, the consumer index read
+ * from shared memory, consistent with @own_prod, the kernel's producer
+ * index? It is iff it is 0..@entries behind @own_prod. Then
+ * vroce_ring_free(own_prod, peer_cons, entries) slots are free.
+ */
+static inline vr_bool vroce_ring_peer_cons_ok(vr_u32 own_prod,
+					      vr_u32 peer_cons,
+					      vr_u32 entries)
+{
+	return own_prod - peer_cons <= entries;
+}
+
+#endif /* VROCE_CORE_RING_H */

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Queue pairs: creation with their SQ and RQ rings, query, destruction,
+ * and the post_send doorbell. The state machine is in qp_modify.c.
+ *
+ * Copyright (c) 2026 the vroce developers
+ */
+#include <linux/log2.h>
+
+#include "vroce.h"
+
+#define VROCE_QPN_MIN		0x11	/* 0 and 1 are the special QPs */
+#define VROCE_SEND_HDR		sizeof(struct vroce_send_wqe)
+#define VROCE_RECV_HDR		sizeof(struct vroce_recv_wqe)
+#define VROCE_SGE		sizeof(struct vroce_sge)
+
+static int vroce_qp_check_init(struct ib_qp_init_attr *init,
+			       struct ib_udata *udata)
+{
+	struct ib_qp_cap *cap = &init->cap;
+
+	/* Kernel QPs come with kernel verbs, not supported yet. */
+	if (!udata)
+		return -EOPNOTSUPP;
+	if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UC &&
+	    init->qp_type != IB_QPT_UD)
+		return -EOPNOTSUPP;
+	if (init->srq || init->create_flags || init->rwq_ind_tbl)
+		return -EOPNOTSUPP;
+	if (!vroce_udata_in_ok(udata, 0))
+		return -EOPNOTSUPP;
+	if (cap->max_send_wr > VROCE_MAX_QP_WR ||
+	    cap->max_recv_wr > VROCE_MAX_QP_WR ||
+	    cap->max_send_sge > VROCE_MAX_SGE ||
+	    cap->max_recv_sge > VROCE_MAX_SGE ||
+	    cap->max_inline_data > VROCE_MAX_INLINE)
+		return -EINVAL;
+	return 0;
+}
+
+/*
+ * Rounds the requested capabilities up to what the rings really hold and
+ * reports the real values back, as ibv_create_qp(3) promises.
+ */
+static void vroce_qp_size(struct ib_qp_cap *cap, u32 *sq_stride,
+			  u32 *rq_stride)
+{
+	u32 payload = max_t(u32, cap->max_send_sge * VROCE_SGE,
+			    cap->max_inline_data);
+
+	*sq_stride = roundup_pow_of_two(VROCE_SEND_HDR + max_t(u32, payload,
+							       VROCE_SGE));
+	*rq_stride = roundup_pow_of_two(VROCE_RECV_HDR +
+					max_t(u32, cap->max_recv_sge, 1) *
+					VROCE_SGE);
+	cap->max_send_wr = roundup_pow_of_two(max_t(u32, cap->max_send_wr, 1));
+	cap->max_recv_wr = roundup_pow_of_two(max_t(u32, cap->max_recv_wr, 1));
+	cap->max_send_sge = min_t(u32, (*sq_stride - VROCE_SEND_HDR) /
+				  VROCE_SGE, VROCE_MAX_SGE);
+	cap->max_inline_data = min_t(u32, *sq_stride - VROCE_SEND_HDR,
+				     VROCE_MAX_INLINE);
+	cap->max_recv_sge = min_t(u32, (*rq_stride - VROCE_RECV_HDR) /
+				  VROCE_SGE, VROCE_MAX_SGE);
+}
+
+static int vroce_qp_resp(struct ib_udata *udata, struct vroce_qp *qp)
+{
+	struct vroce_create_qp_resp resp = {
+		.sq_offset = qp->sq.mmap_offset,
+		.rq_offset = qp->rq.mmap_offset,
+		.sq_size = qp->sq.size,
+		.rq_size = qp->rq.size,
+		.sq_entries = qp->sq.entries,
+		.rq_entries = qp->rq.entries,
+		.sq_wqe_size = qp->sq.stride,
+		.rq_wqe_size = qp->rq.stride,
+		.qpn = qp->ibqp.qp_num,
+	};
+
+	return ib_copy_to_udata(udata, &resp, min(sizeof(resp),
+						  udata->outlen));
+}
+
+static int vroce_qp_rings(struct vroce_qp *qp, struct ib_ucontext *ibuc,
+			  u32 sq_stride, u32 rq_stride)
+{
+	int err;
+
+	err = vroce_queue_init(&qp->sq, qp->cap.max_send_wr, sq_stride, ibuc);
+	if (err)
+		return err;
+	err = vroce_queue_init(&qp->rq, qp->cap.max_recv_wr, rq_stride, ibuc);
+	if (err) {
+		vroce_queue_destroy(&qp->sq);
+		return err;
+	}
+	/* No send engine runs yet: the first post must wake it. */
+	qp->sq.hdr->notify = VROCE_SQ_NEEDS_WAKEUP;
+	return 0;
+}
+
+int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct vroce_dev *vdev = to_vdev(ibqp->device);
+	struct vroce_ucontext *uctx = rdma_udata_to_drv_context(udata,
+			struct vroce_ucontext, ibuc);
+	struct vroce_qp *qp = to_vqp(ibqp);
+	u32 sq_stride, rq_stride;
+	int qpn, err;
+
+	err = vroce_qp_check_init(init, udata);
+	if (err)
+		return err;
+	qpn = ida_alloc_range(&vdev->qpn_ida, VROCE_QPN_MIN,
+			      VROCE_QPN_MIN + VROCE_MAX_QP - 1, GFP_KERNEL);
+	if (qpn < 0)
+		return qpn == -ENOSPC ? -ENOMEM : qpn;
+
+	mutex_init(&qp->state_lock);
+	spin_lock_init(&qp->sq_lock);
+	spin_lock_init(&qp->rq_lock);
+	vroce_qp_size(&init->cap, &sq_stride, &rq_stride);
+	qp->cap = init->cap;
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->attrs.state = IB_QPS_RESET;
+	qp->attrs.port_num = VROCE_PORT;
+	ibqp->qp_num = qpn;
+
+	err = vroce_qp_rings(qp, &uctx->ibuc, sq_stride, rq_stride);
+	if (err)
+		goto qpn;
+	err = vroce_qp_resp(udata, qp);
+	if (err)
+		goto rings;
+	atomic_inc(&vdev->n_qp);
+	return 0;
+rings:
+	vroce_queue_destroy(&qp->rq);
+	vroce_queue_destroy(&qp->sq);
+qpn:
+	ida_free(&vdev->qpn_ida, qpn);
+	return err;
+}
+
+int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct vroce_dev *vdev = to_vdev(ibqp->device);
+	struct vroce_qp *qp = to_vqp(ibqp);
+
+	mutex_lock(&qp->state_lock);
+	rdma_destroy_ah_attr(&qp->attrs.ah_attr);
+	vroce_queue_destroy(&qp->rq);
+	vroce_queue_destroy(&qp->sq);
+	mutex_unlock(&qp->state_lock);
+	ida_free(&vdev->qpn_ida, ibqp->qp_num);
+	atomic_dec(&vdev->n_qp);
+	return 0;
+}
+
+static void vroce_query_attrs(struct vroce_qp *qp, struct ib_qp_attr *attr)
+{
+	const struct vroce_qp_attrs *a = &qp->attrs;
+
+	attr->qp_state = a->state;
+	attr->cur_qp_state = a->state;
+	attr->path_mtu = a->path_mtu;
+	attr->path_mig_state = a->path_mig_state;
+	attr->qkey = a->qkey;
+	attr->rq_psn = a->rq_psn;
+	attr->sq_psn = a->sq_psn;
+	attr->dest_qp_num = a->dest_qp_num;
+	attr->qp_access_flags = a->access_flags;
+	attr->pkey_index = a->pkey_index;
+	attr->en_sqd_async_notify = a->en_sqd_async_notify;
+	attr->sq_draining = a->sq_draining;
+	attr->max_rd_atomic = a->max_rd_atomic;
+	attr->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	attr->min_rnr_timer = a->min_rnr_timer;
+	attr->port_num = a->port_num;
+	attr->timeout = a->timeout;
+	attr->retry_cnt = a->retry_cnt;
+	attr->rnr_retry = a->rnr_retry;
+	attr->cap = qp->cap;
+	rdma_replace_ah_attr(&attr->ah_attr, &a->ah_attr);
+}
+
+int vroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct vroce_qp *qp = to_vqp(ibqp);
+
+	mutex_lock(&qp->state_lock);
+	vroce_query_attrs(qp, attr);
+	mutex_unlock(&qp->state_lock);
+
+	init->qp_type = ibqp->qp_type;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = qp->cap;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
+					     IB_SIGNAL_REQ_WR;
+	return 0;
+}
+
+/*
+ * The doorbell of a user QP: uverbs POST_SEND with no work requests.
+ * There is no send engine to wake yet (the data path comes next); a QP in
+ * the error state flushes what was posted.
+ */
+int vroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct vroce_qp *qp = to_vqp(ibqp);
+
+	if (!ibqp->uobject || wr) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	mutex_lock(&qp->state_lock);
+	if (qp->attrs.state == IB_QPS_ERR)
+		vroce_qp_flush(qp);
+	mutex_unlock(&qp->state_lock);
+	return 0;
+}

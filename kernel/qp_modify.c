@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The QP state machine: modify_qp checks a transition and its attribute
+ * mask against the IBTA table in core/qp_state.c, then every attribute
+ * value, and only then changes anything. Entering ERR flushes both work
+ * queues into their CQs; entering RESET discards them.
+ *
+ * Copyright (c) 2026 the vroce developers
+ */
+#include "vroce.h"
+#include "core/roce.h"
+
+#define VROCE_QP_ACCESS		(IB_ACCESS_REMOTE_WRITE | \
+				 IB_ACCESS_REMOTE_READ | \
+				 IB_ACCESS_REMOTE_ATOMIC)
+
+static int vroce_check_av(const struct rdma_ah_attr *ah)
+{
+	const struct ib_gid_attr *sgid = ah->grh.sgid_attr;
+
+	if (!(rdma_ah_get_ah_flags(ah) & IB_AH_GRH) ||
+	    rdma_ah_get_port_num(ah) != VROCE_PORT)
+		return -EINVAL;
+	/* vroce speaks RoCE v2 only. */
+	if (!sgid || sgid->gid_type != IB_GID_TYPE_ROCE_UDP_ENCAP)
+		return -EINVAL;
+	return 0;
+}
+
+static int vroce_check_values(const struct ib_qp_attr *a, int mask)
+{
+	if (mask & IB_QP_ALT_PATH)
+		return -EOPNOTSUPP;	/* no automatic path migration */
+	if ((mask & IB_QP_PATH_MIG_STATE) &&
+	    a->path_mig_state != IB_MIG_MIGRATED)
+		return -EOPNOTSUPP;
+	if (((mask & IB_QP_PORT) && a->port_num != VROCE_PORT) ||
+	    ((mask & IB_QP_PKEY_INDEX) && a->pkey_index >= VROCE_MAX_PKEYS) ||
+	    ((mask & IB_QP_PATH_MTU) &&
+	     (a->path_mtu < IB_MTU_256 || a->path_mtu > IB_MTU_4096)) ||
+	    ((mask & IB_QP_TIMEOUT) && a->timeout > 31) ||
+	    ((mask & IB_QP_RETRY_CNT) && a->retry_cnt > 7) ||
+	    ((mask & IB_QP_RNR_RETRY) && a->rnr_retry > 7) ||
+	    ((mask & IB_QP_MIN_RNR_TIMER) && a->min_rnr_timer > 31) ||
+	    ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	     a->max_rd_atomic > VROCE_MAX_QP_RD_ATOM) ||
+	    ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	     a->max_dest_rd_atomic > VROCE_MAX_QP_RD_ATOM) ||
+	    ((mask & IB_QP_RQ_PSN) && a->rq_psn > VROCE_PSN_MASK) ||
+	    ((mask & IB_QP_SQ_PSN) && a->sq_psn > VROCE_PSN_MASK) ||
+	    ((mask & IB_QP_DEST_QPN) && a->dest_qp_num > VROCE_QPN_MASK) ||
+	    ((mask & IB_QP_ACCESS_FLAGS) &&
+	     (a->qp_access_flags & ~VROCE_QP_ACCESS)))
+		return -EINVAL;
+	if (mask & IB_QP_AV)
+		return vroce_check_av(&a->ah_attr);
+	return 0;
+}
+
+static void vroce_apply(struct vroce_qp_attrs *q, const struct ib_qp_attr *a,
+			int mask)
+{
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		q->en_sqd_async_notify = a->en_sqd_async_notify;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		q->access_flags = a->qp_access_flags;
+	if (mask & IB_QP_PKEY_INDEX)
+		q->pkey_index = a->pkey_index;
+	if (mask & IB_QP_QKEY)
+		q->qkey = a->qkey;
+	if (mask & IB_QP_AV)
+		rdma_replace_ah_attr(&q->ah_attr, &a->ah_attr);
+	if (mask & IB_QP_PATH_MTU)
+		q->path_mtu = a->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		q->timeout = a->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		q->retry_cnt = a->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		q->rnr_retry = a->rnr_retry;
+	if (mask & IB_QP_RQ_PSN)
+		q->rq_psn = a->rq_psn;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		q->max_rd_atomic = a->max_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		q->min_rnr_timer = a->min_rnr_timer;
+	if (mask & IB_QP_SQ_PSN)
+		q->sq_psn = a->sq_psn;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		q->max_dest_rd_atomic = a->max_dest_rd_atomic;
+	if (mask & IB_QP_PATH_MIG_STATE)
+		q->path_mig_state = a->path_mig_state;
+	if (mask & IB_QP_DEST_QPN)
+		q->dest_qp_num = a->dest_qp_num;
+}
+
+static u8 vroce_wc_opcode(u8 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return IB_UVERBS_WC_RDMA_WRITE;
+	case IB_UVERBS_WR_RDMA_READ:
+		return IB_UVERBS_WC_RDMA_READ;
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+		return IB_UVERBS_WC_COMP_SWAP;
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_UVERBS_WC_FETCH_ADD;
+	case IB_UVERBS_WR_LOCAL_INV:
+		return IB_UVERBS_WC_LOCAL_INV;
+	case IB_UVERBS_WR_BIND_MW:
+		return IB_UVERBS_WC_BIND_MW;
+	default:
+		return IB_UVERBS_WC_SEND;
+	}
+}
+
+/*
+ * Completes every WQE user space has posted to @ring with a flush error.
+ * Only wr_id and opcode of each WQE are used, from one copy of it.
+ */
+static void vroce_flush_ring(struct vroce_qp *qp, struct vroce_queue *ring,
+			     struct vroce_cq *cq, bool send)
+{
+	struct vroce_cqe cqe = {
+		.status = IB_WC_WR_FLUSH_ERR,
+		.qp_num = qp->ibqp.qp_num,
+	};
+	struct vroce_send_wqe wqe;
+	int n = vroce_queue_produced(ring);
+
+	if (n < 0) {
+		pr_warn_ratelimited("vroce: QP %u: broken %s ring, not flushed\n",
+				    qp->ibqp.qp_num, send ? "send" : "receive");
+		return;
+	}
+	while (n--) {
+		/* The header of a receive WQE is a prefix of a send WQE's. */
+		memcpy(&wqe, vroce_queue_slot(ring, ring->own),
+		       send ? sizeof(struct vroce_send_wqe) :
+			      sizeof(struct vroce_recv_wqe));
+		cqe.wr_id = wqe.wr_id;
+		cqe.opcode = send ? vroce_wc_opcode(wqe.opcode) :
+				    IB_WC_RECV;
+		vroce_cq_add(cq, &cqe, false);
+		ring->own++;
+	}
+	vroce_queue_publish_cons(ring);
+}
+
+void vroce_qp_flush(struct vroce_qp *qp)
+{
+	spin_lock_bh(&qp->sq_lock);
+	vroce_flush_ring(qp, &qp->sq, to_vcq(qp->ibqp.send_cq), true);
+	spin_unlock_bh(&qp->sq_lock);
+	spin_lock_bh(&qp->rq_lock);
+	vroce_flush_ring(qp, &qp->rq, to_vcq(qp->ibqp.recv_cq), false);
+	spin_unlock_bh(&qp->rq_lock);
+}
+
+/* Drops whatever is posted, without completions. */
+static void vroce_discard_ring(struct vroce_queue *ring)
+{
+	int n = vroce_queue_produced(ring);
+
+	if (n > 0) {
+		ring->own += n;
+		vroce_queue_publish_cons(ring);
+	}
+}
+
+static void vroce_qp_reset(struct vroce_qp *qp)
+{
+	spin_lock_bh(&qp->sq_lock);
+	vroce_discard_ring(&qp->sq);
+	spin_unlock_bh(&qp->sq_lock);
+	spin_lock_bh(&qp->rq_lock);
+	vroce_discard_ring(&qp->rq);
+	spin_unlock_bh(&qp->rq_lock);
+	rdma_destroy_ah_attr(&qp->attrs.ah_attr);
+	memset(&qp->attrs, 0, sizeof(qp->attrs));
+	qp->attrs.port_num = VROCE_PORT;
+}
+
+static void vroce_qp_event(struct vroce_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+static void vroce_qp_enter(struct vroce_qp *qp, enum ib_qp_state next)
+{
+	switch (next) {
+	case IB_QPS_RESET:
+		vroce_qp_reset(qp);
+		break;
+	case IB_QPS_ERR:
+		qp->attrs.state = next;
+		vroce_qp_flush(qp);
+		break;
+	case IB_QPS_SQD:
+		/* No send engine runs yet, so the SQ is drained at once. */
+		qp->attrs.state = next;
+		qp->attrs.sq_draining = 0;
+		if (qp->attrs.en_sqd_async_notify)
+			vroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
+		break;
+	default:
+		qp->attrs.state = next;
+		break;
+	}
+}
+
+int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct vroce_qp *qp = to_vqp(ibqp);
+	enum ib_qp_state cur, next;
+	int err;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+	if (!vroce_udata_in_ok(udata, 0))
+		return -EOPNOTSUPP;
+
+	mutex_lock(&qp->state_lock);
+	cur = qp->attrs.state;
+	next = mask & IB_QP_STATE ? attr->qp_state : cur;
+	err = -EINVAL;
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur)
+		goto out;
+	if (vroce_qp_modify_check((enum vroce_qp_type)ibqp->qp_type,
+				  (enum vroce_qp_state)cur,
+				  (enum vroce_qp_state)next, mask))
+		goto out;
+	err = vroce_check_values(attr, mask);
+	if (err)
+		goto out;
+
+	vroce_apply(&qp->attrs, attr, mask);
+	if (mask & IB_QP_STATE)
+		vroce_qp_enter(qp, next);
+out:
+	mutex_unlock(&qp->state_lock);
+	return err;
+}

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The QP state machine through the stock libibverbs: every legal
+ * transition of RC, UC and UD QPs succeeds and query_qp returns what was
+ * set; illegal transitions and missing or extra attributes fail with
+ * EINVAL and leave the QP unchanged.
+ *
+ *   qp_state [DEVICE]        (default vroce0)
+ *
+ * Copyright (c) 2026 the vroce developers
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+
+#include "tap.h"
+#include "open_dev.h"
+
+struct env {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	int gid;
+};
+
+static struct ibv_qp *new_qp(struct env *e, enum ibv_qp_type type)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = e->cq, .recv_cq = e->cq, .qp_type = type,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ibv_create_qp(e->pd, &ia);
+}
+
+static enum ibv_qp_state qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
+		return (enum ibv_qp_state)-1;
+	return a.qp_state;
+}
+
+/* The required attributes of each forward transition, per QP type. */
+static int to_init(struct ibv_qp *qp, enum ibv_qp_type t, int mask_drop,
+		   int mask_add)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .pkey_index = 0,
+		.qkey = 0x11111111,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	};
+	int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+
+	mask |= t == IBV_QPT_UD ? IBV_QP_QKEY : IBV_QP_ACCESS_FLAGS;
+	return ibv_modify_qp(qp, &a, (mask & ~mask_drop) | mask_add);
+}
+
+static int to_rtr(struct env *e, struct ibv_qp *qp, enum ibv_qp_type t,
+		  int mask_drop, int mask_add)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR, .path_mtu = IBV_MTU_1024,
+		.dest_qp_num = qp->qp_num, .rq_psn = 0x123456,
+		.max_dest_rd_atomic = 4, .min_rnr_timer = 12,
+		.ah_attr = { .is_global = 1, .port_num = 1,
+			     .grh = { .sgid_index = e->gid, .hop_limit = 64 } },
+	};
+	int mask = IBV_QP_STATE;
+
+	ibv_query_gid(e->ctx, 1, e->gid, &a.ah_attr.grh.dgid);
+	if (t != IBV_QPT_UD)
+		mask |= IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			IBV_QP_RQ_PSN;
+	if (t == IBV_QPT_RC)
+		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	return ibv_modify_qp(qp, &a, (mask & ~mask_drop) | mask_add);
+}
+
+static int to_rts(struct ibv_qp *qp, enum ibv_qp_type t, int mask_drop,
+		  int mask_add)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTS, .sq_psn = 0x654321, .timeout = 14,
+		.retry_cnt = 7, .rnr_retry = 7, .max_rd_atomic = 4,
+	};
+	int mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+
+	if (t == IBV_QPT_RC)
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	return ibv_modify_qp(qp, &a, (mask & ~mask_drop) | mask_add);
+}
+
+static int to_state(struct ibv_qp *qp, enum ibv_qp_state s)
+{
+	struct ibv_qp_attr a = { .qp_state = s };
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
+}
+
+static const char *tname(enum ibv_qp_type t)
+{
+	return t == IBV_QPT_RC ? "RC" : t == IBV_QPT_UC ? "UC" : "UD";
+}
+
+static void check_path(struct env *e, enum ibv_qp_type t)
+{
+	struct ibv_qp *qp = new_qp(e, t);
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+	int ret;
+
+	if (!tap_ok(qp != NULL, "%s: create", tname(t)))
+		return;
+	tap_ok(qp_state(qp) == IBV_QPS_RESET, "%s: starts in RESET", tname(t));
+	/* Illegal from RESET: straight to RTR or RTS. */
+	errno = 0;
+	ret = to_rtr(e, qp, t, 0, 0);
+	tap_ok(ret == EINVAL && qp_state(qp) == IBV_QPS_RESET,
+	       "%s: RESET->RTR is EINVAL (%d), QP unchanged", tname(t), ret);
+	ret = to_rts(qp, t, 0, 0);
+	tap_ok(ret == EINVAL, "%s: RESET->RTS is EINVAL (%d)", tname(t), ret);
+	/* Missing required attribute, then an extra one. */
+	ret = to_init(qp, t, IBV_QP_PORT, 0);
+	tap_ok(ret == EINVAL && qp_state(qp) == IBV_QPS_RESET,
+	       "%s: INIT without PORT is EINVAL (%d)", tname(t), ret);
+	ret = to_init(qp, t, 0, IBV_QP_SQ_PSN);
+	tap_ok(ret == EINVAL && qp_state(qp) == IBV_QPS_RESET,
+	       "%s: INIT with SQ_PSN is EINVAL (%d)", tname(t), ret);
+	ret = to_init(qp, t, 0, 0);
+	tap_ok(!ret && qp_state(qp) == IBV_QPS_INIT, "%s: RESET->INIT (%d)",
+	       tname(t), ret);
+	ret = to_rts(qp, t, 0, 0);
+	tap_ok(ret == EINVAL && qp_state(qp) == IBV_QPS_INIT,
+	       "%s: INIT->RTS is EINVAL (%d)", tname(t), ret);
+	if (t != IBV_QPT_UD) {
+		ret = to_rtr(e, qp, t, IBV_QP_DEST_QPN, 0);
+		tap_ok(ret == EINVAL && qp_state(qp) == IBV_QPS_INIT,
+		       "%s: RTR without DEST_QPN is EINVAL (%d)", tname(t),
+		       ret);
+	}
+	ret = to_rtr(e, qp, t, 0, 0);
+	tap_ok(!ret && qp_state(qp) == IBV_QPS_RTR, "%s: INIT->RTR (%d)",
+	       tname(t), ret);
+	ret = to_rts(qp, t, IBV_QP_SQ_PSN, 0);
+	tap_ok(ret == EINVAL && qp_state(qp) == IBV_QPS_RTR,
+	       "%s: RTS without SQ_PSN is EINVAL (%d)", tname(t), ret);
+	ret = to_rts(qp, t, 0, 0);
+	tap_ok(!ret && qp_state(qp) == IBV_QPS_RTS, "%s: RTR->RTS (%d)",
+	       tname(t), ret);
+
+	memset(&a, 0, sizeof(a));
+	ret = ibv_query_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			   IBV_QP_CAP | IBV_QP_PORT, &ia);
+	tap_ok(!ret && a.sq_psn == 0x654321 && a.port_num == 1 &&
+	       (t == IBV_QPT_UD ? a.qkey == 0x11111111 :
+		a.rq_psn == 0x123456 && a.path_mtu == IBV_MTU_1024 &&
+		a.dest_qp_num == qp->qp_num) &&
+	       (t != IBV_QPT_RC || (a.timeout == 14 && a.retry_cnt == 7 &&
+				    a.max_rd_atomic == 4 &&
+				    a.max_dest_rd_atomic == 4 &&
+				    a.min_rnr_timer == 12)),
+	       "%s: query_qp returns the values set", tname(t));
+	tap_ok(!to_state(qp, IBV_QPS_SQD) && qp_state(qp) == IBV_QPS_SQD,
+	       "%s: RTS->SQD", tname(t));
+	tap_ok(!to_state(qp, IBV_QPS_RTS) && qp_state(qp) == IBV_QPS_RTS,
+	       "%s: SQD->RTS", tname(t));
+	ret = to_state(qp, IBV_QPS_SQE);
+	tap_ok(ret == EINVAL && qp_state(qp) == IBV_QPS_RTS,
+	       "%s: RTS->SQE by the user is EINVAL (%d)", tname(t), ret);
+	tap_ok(!to_state(qp, IBV_QPS_ERR) && qp_state(qp) == IBV_QPS_ERR,
+	       "%s: RTS->ERR", tname(t));
+	ret = to_state(qp, IBV_QPS_RTS);
+	tap_ok(ret == EINVAL && qp_state(qp) == IBV_QPS_ERR,
+	       "%s: ERR->RTS is EINVAL (%d)", tname(t), ret);
+	tap_ok(!to_state(qp, IBV_QPS_RESET) && qp_state(qp) == IBV_QPS_RESET,
+	       "%s: ERR->RESET", tname(t));
+	tap_ok(!to_init(qp, t, 0, 0) && !to_state(qp, IBV_QPS_ERR) &&
+	       qp_state(qp) == IBV_QPS_ERR, "%s: INIT->ERR", tname(t));
+	tap_ok(!ibv_destroy_qp(qp), "%s: destroy", tname(t));
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = argc > 1 ? argv[1] : "vroce0";
+	struct env e = { 0 };
+
+	e.ctx = open_by_name(name);
+	if (!tap_ok(e.ctx != NULL, "open %s", name))
+		return tap_done();
+	e.gid = roce_v2_ipv4_gid(e.ctx);
+	e.pd = ibv_alloc_pd(e.ctx);
+	e.cq = ibv_create_cq(e.ctx, 16, NULL, NULL, 0);
+	if (!tap_ok(e.gid >= 0 && e.pd && e.cq, "gid %d, pd, cq", e.gid))
+		return tap_done();
+	check_path(&e, IBV_QPT_RC);
+	check_path(&e, IBV_QPT_UC);
+	check_path(&e, IBV_QPT_UD);
+	tap_ok(!ibv_destroy_cq(e.cq) && !ibv_dealloc_pd(e.pd) &&
+	       !ibv_close_device(e.ctx), "cleanup");
+	return tap_done();
+}

@@ -69,6 +69,7 @@ int vroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 		ida_free(&vdev->pd_ida, id);
 		return -EFAULT;
 	}
+	atomic_inc(&vdev->n_pd);
 	return 0;
 }
 
@@ -77,5 +78,6 @@ int vroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 	struct vroce_dev *vdev = to_vdev(ibpd->device);
 
 	ida_free(&vdev->pd_ida, to_vpd(ibpd)->pdn);
+	atomic_dec(&vdev->n_pd);
 	return 0;
 }

@@ -39,6 +39,7 @@ static const struct ib_device_ops vroce_dev_ops = {
 	.create_qp = vroce_create_qp,
 	.alloc_ucontext = vroce_alloc_ucontext,
 	.dealloc_driver = vroce_dealloc_driver,
+	.device_group = &vroce_obj_group,
 	.dealloc_pd = vroce_dealloc_pd,
 	.dealloc_ucontext = vroce_dealloc_ucontext,
 	.destroy_cq = vroce_destroy_cq,

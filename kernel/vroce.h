@@ -29,6 +29,7 @@ struct vroce_dev {
 	enum ib_port_state port_state;	/* last state reported by an event */
 	struct ida pd_ida;
 	struct ida qpn_ida;
+	atomic_t n_pd;
 	atomic_t n_cq;
 	atomic_t n_qp;
 	atomic_t next_cqn;
@@ -154,6 +155,9 @@ int vroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata);
 void vroce_qp_flush(struct vroce_qp *qp);
+
+/* sysfs.c: object counts */
+extern const struct attribute_group vroce_obj_group;
 
 /* mmap.c: memory shared with user space through the uverbs fd */
 int vroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);

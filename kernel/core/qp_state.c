@@ -34,11 +34,12 @@
 			 A(RNR_RETRY) | A(MAX_QP_RD_ATOMIC) | \
 			 A(MAX_DEST_RD_ATOMIC) | A(MIN_RNR_TIMER))
 
-/* INIT -> RTR of a connected QP. */
+/* INIT -> RTR. */
 #define RTR_REQ_UC	(A(AV) | A(PATH_MTU) | A(DEST_QPN) | A(RQ_PSN))
 #define RTR_REQ_RC	(RTR_REQ_UC | A(MAX_DEST_RD_ATOMIC) | \
 			 A(MIN_RNR_TIMER))
 #define RTR_OPT_CONN	(A(ALT_PATH) | A(ACCESS_FLAGS) | A(PKEY_INDEX))
+#define RTR_OPT_UD	(A(PKEY_INDEX) | A(QKEY))
 
 /* RTR -> RTS of an RC QP. */
 #define RTS_REQ_RC	(A(SQ_PSN) | A(TIMEOUT) | A(RETRY_CNT) | \
@@ -67,7 +68,7 @@ static const struct vroce_qp_rule vroce_qp_rules[] = {
 	RULE(INIT, INIT, T_UD,		0,		INIT_UD),
 	RULE(INIT, INIT, T_RC | T_UC,	0,		INIT_CONN),
 
-	RULE(INIT, RTR, T_UD,		0,		A(PKEY_INDEX) | A(QKEY)),
+	RULE(INIT, RTR, T_UD,		0,		RTR_OPT_UD),
 	RULE(INIT, RTR, T_UC,		RTR_REQ_UC,	RTR_OPT_CONN),
 	RULE(INIT, RTR, T_RC,		RTR_REQ_RC,	RTR_OPT_CONN),
 
@@ -94,6 +95,9 @@ static const struct vroce_qp_rule vroce_qp_rules[] = {
 							A(ACCESS_FLAGS)),
 };
 
+/* ARRAY_SIZE(), which the core cannot include. */
+#define VROCE_QP_NRULES	(sizeof(vroce_qp_rules) / sizeof(*vroce_qp_rules))
+
 static vr_bool vroce_qp_type_ok(enum vroce_qp_type type)
 {
 	return type == VROCE_QPT_RC || type == VROCE_QPT_UC ||
@@ -117,8 +121,7 @@ int vroce_qp_modify_masks(enum vroce_qp_type type, enum vroce_qp_state cur,
 	if (next == VROCE_QPS_ERR)
 		return cur == VROCE_QPS_RESET ? VROCE_EINVAL : 0;
 
-	for (i = 0; i < sizeof(vroce_qp_rules) / sizeof(vroce_qp_rules[0]);
-	     i++) {
+	for (i = 0; i < VROCE_QP_NRULES; i++) {
 		const struct vroce_qp_rule *r = &vroce_qp_rules[i];
 
 		if (r->cur == cur && r->next == next &&

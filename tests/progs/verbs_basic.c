@@ -2,7 +2,8 @@
 /*
  * Opens a vroce device through the stock libibverbs and checks the verbs
  * of the keystone issue: query_device(_ex), query_port, alloc/dealloc PD,
- * and that every verb not implemented yet fails with EOPNOTSUPP.
+ * and that the verbs not implemented yet (MR, SRQ, MW) fail with
+ * EOPNOTSUPP.
  *
  *   verbs_basic [DEVICE]        (default vroce0)
  *
@@ -61,11 +62,6 @@ static void check_pds(struct ibv_context *ctx)
 static void check_unsupported(struct ibv_context *ctx)
 {
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
-	struct ibv_qp_init_attr qia = {
-		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-		.qp_type = IBV_QPT_RC,
-	};
 	struct ibv_srq_init_attr sia = { .attr = { .max_wr = 1, .max_sge = 1 } };
 	static char buf[4096];
 	void *obj;
@@ -73,16 +69,8 @@ static void check_unsupported(struct ibv_context *ctx)
 	if (!tap_ok(pd != NULL, "alloc a PD for the unsupported checks"))
 		return;
 	errno = 0;
-	obj = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	tap_ok(!obj && errno == EOPNOTSUPP, "create_cq: EOPNOTSUPP (errno %d)",
-	       errno);
-	errno = 0;
 	obj = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
 	tap_ok(!obj && errno == EOPNOTSUPP, "reg_mr: EOPNOTSUPP (errno %d)",
-	       errno);
-	errno = 0;
-	obj = ibv_create_qp(pd, &qia);
-	tap_ok(!obj && errno == EOPNOTSUPP, "create_qp: EOPNOTSUPP (errno %d)",
 	       errno);
 	errno = 0;
 	obj = ibv_create_srq(pd, &sia);

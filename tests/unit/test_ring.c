@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Copyright (C) the vroce developers.
+ *
+ * Shared ring index arithmetic: powers of two, slots, fill levels across
+ * the 2^32 wrap, and the checks of indices read from an untrusted peer.
+ */
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "roce.h"
+
+#define N_ELEMS(a)	(sizeof(a) / sizeof((a)[0]))
+
+static void test_pow2(void **state)
+{
+	uint32_t i;
+
+	(void)state;
+	assert_false(vroce_ring_is_pow2(0));
+	assert_true(vroce_ring_is_pow2(1));
+	assert_true(vroce_ring_is_pow2(2));
+	assert_false(vroce_ring_is_pow2(3));
+	assert_false(vroce_ring_is_pow2(6));
+	assert_false(vroce_ring_is_pow2(0xffffffff));
+	assert_false(vroce_ring_is_pow2(0x80000001));
+	for (i = 0; i < 32; i++) {
+		assert_true(vroce_ring_is_pow2(1u << i));
+		if (i > 1)
+			assert_false(vroce_ring_is_pow2((1u << i) - 1));
+		if (i > 0)
+			assert_false(vroce_ring_is_pow2((1u << i) + 1));
+	}
+}
+
+static void test_roundup(void **state)
+{
+	uint32_t n;
+
+	(void)state;
+	assert_int_equal(vroce_ring_roundup_pow2(0, 1024), 0);
+	assert_int_equal(vroce_ring_roundup_pow2(1, 1024), 1);
+	assert_int_equal(vroce_ring_roundup_pow2(2, 1024), 2);
+	assert_int_equal(vroce_ring_roundup_pow2(3, 1024), 4);
+	assert_int_equal(vroce_ring_roundup_pow2(5, 1024), 8);
+	assert_int_equal(vroce_ring_roundup_pow2(513, 1024), 1024);
+	assert_int_equal(vroce_ring_roundup_pow2(1024, 1024), 1024);
+	assert_int_equal(vroce_ring_roundup_pow2(1025, 1024), 0);
+	/* a max that is no power of two caps below it */
+	assert_int_equal(vroce_ring_roundup_pow2(600, 1000), 0);
+	assert_int_equal(vroce_ring_roundup_pow2(500, 1000), 512);
+	/* the absolute limit */
+	assert_int_equal(VROCE_RING_ENTRIES_LIMIT, 0x80000000u);
+	assert_int_equal(vroce_ring_roundup_pow2(0x80000000u, 0xffffffff),
+			 0x80000000u);
+	assert_int_equal(vroce_ring_roundup_pow2(0x40000001u, 0xffffffff),
+			 0x80000000u);
+	assert_int_equal(vroce_ring_roundup_pow2(0x80000001u, 0xffffffff), 0);
+	assert_int_equal(vroce_ring_roundup_pow2(0xffffffff, 0xffffffff), 0);
+	assert_int_equal(vroce_ring_roundup_pow2(5, 0), 0);
+
+	for (n = 1; n <= 70000; n++) {
+		uint32_t p = vroce_ring_roundup_pow2(n, 1u << 20);
+
+		assert_true(vroce_ring_is_pow2(p));
+		assert_true(p >= n);
+		assert_true(p / 2 < n);
+	}
+}
+
+static void test_slot(void **state)
+{
+	(void)state;
+	assert_int_equal(vroce_ring_slot(0, 8), 0);
+	assert_int_equal(vroce_ring_slot(7, 8), 7);
+	assert_int_equal(vroce_ring_slot(8, 8), 0);
+	assert_int_equal(vroce_ring_slot(13, 8), 5);
+	assert_int_equal(vroce_ring_slot(0xffffffff, 8), 7);
+	assert_int_equal(vroce_ring_slot(0xffffffff, 1), 0);
+	assert_int_equal(vroce_ring_slot(0x12345678, 0x10000), 0x5678);
+	assert_int_equal(vroce_ring_slot(0xffffffff, 0x80000000u),
+			 0x7fffffff);
+	/* consecutive indices stay consecutive slots across 2^32 */
+	assert_int_equal(vroce_ring_slot(0xffffffff + 1u, 16), 0);
+}
+
+static void test_levels(void **state)
+{
+	(void)state;
+	/* empty */
+	assert_int_equal(vroce_ring_used(5, 5), 0);
+	assert_int_equal(vroce_ring_free(5, 5, 8), 8);
+	assert_true(vroce_ring_empty(5, 5));
+	assert_false(vroce_ring_full(5, 5, 8));
+	/* partly used */
+	assert_int_equal(vroce_ring_used(8, 5), 3);
+	assert_int_equal(vroce_ring_free(8, 5, 8), 5);
+	assert_false(vroce_ring_empty(8, 5));
+	assert_false(vroce_ring_full(8, 5, 8));
+	/* full */
+	assert_int_equal(vroce_ring_used(13, 5), 8);
+	assert_int_equal(vroce_ring_free(13, 5, 8), 0);
+	assert_true(vroce_ring_full(13, 5, 8));
+	/* inconsistent: more than full, or consumer ahead of producer */
+	assert_int_equal(vroce_ring_free(14, 5, 8), 0);
+	assert_true(vroce_ring_full(14, 5, 8));
+	assert_int_equal(vroce_ring_free(4, 5, 8), 0);
+	assert_true(vroce_ring_full(4, 5, 8));
+
+	/* across the 2^32 wrap */
+	assert_int_equal(vroce_ring_used(2, 0xfffffffe), 4);
+	assert_int_equal(vroce_ring_free(2, 0xfffffffe, 4), 0);
+	assert_true(vroce_ring_full(2, 0xfffffffe, 4));
+	assert_int_equal(vroce_ring_used(0, 0xffffffff), 1);
+	assert_int_equal(vroce_ring_free(0, 0xffffffff, 4), 3);
+	assert_true(vroce_ring_empty(0xffffffff + 1u, 0));
+
+	/* the largest ring */
+	assert_int_equal(vroce_ring_free(0x80000000u, 0, 0x80000000u), 0);
+	assert_int_equal(vroce_ring_free(0x7fffffff, 0, 0x80000000u), 1);
+	assert_int_equal(vroce_ring_free(0x80000001u, 0, 0x80000000u), 0);
+}
+
+/* Walk a producer and consumer together far across 2^32. */
+static void test_walk(void **state)
+{
+	const uint32_t entries = 16;
+	uint32_t prod = 0xffffff00u, cons = 0xffffff00u;
+	uint32_t n, k, seen = 0;
+
+	(void)state;
+	for (n = 0; n < 4000; n++) {
+		/* produce (n % 7) entries, as far as there is room */
+		for (k = 0; k < n % 7; k++) {
+			if (vroce_ring_full(prod, cons, entries))
+				break;
+			prod++;
+		}
+		assert_true(vroce_ring_peer_prod_ok(cons, prod, entries));
+		assert_true(vroce_ring_peer_cons_ok(prod, cons, entries));
+		assert_true(vroce_ring_used(prod, cons) <= entries);
+		assert_int_equal(vroce_ring_used(prod, cons) +
+				 vroce_ring_free(prod, cons, entries),
+				 entries);
+		/* consume (n % 5) entries, in slot order */
+		for (k = 0; k < n % 5 && !vroce_ring_empty(prod, cons); k++) {
+			assert_int_equal(vroce_ring_slot(cons, entries),
+					 seen % entries);
+			cons++;
+			seen++;
+		}
+	}
+	/* the walk did cross the wrap */
+	assert_true(cons < 0xffffff00u);
+	assert_int_equal(seen, cons - 0xffffff00u);
+}
+
+/* The kernel consumes; the producer index comes from user memory. */
+static void test_peer_prod(void **state)
+{
+	const uint32_t e = 64;
+	static const uint32_t owns[] = {
+		0, 1, 63, 64, 1000, 0x7fffffff, 0x80000000u,
+		0xffffffc0u, 0xffffffc1u, 0xfffffffeu, 0xffffffffu,
+	};
+	unsigned int i;
+	uint32_t own, d;
+
+	(void)state;
+	for (i = 0; i < N_ELEMS(owns); i++) {
+		own = owns[i];
+		/* 0..entries ahead is fine, across the wrap too */
+		for (d = 0; d <= e; d++)
+			assert_true(vroce_ring_peer_prod_ok(own, own + d, e));
+		/* beyond a full ring */
+		assert_false(vroce_ring_peer_prod_ok(own, own + e + 1, e));
+		assert_false(vroce_ring_peer_prod_ok(own, own + 0x10000, e));
+		assert_false(vroce_ring_peer_prod_ok(own, own + 0x80000000u,
+						     e));
+		/* behind the kernel's consumer: moved backwards */
+		assert_false(vroce_ring_peer_prod_ok(own, own - 1, e));
+		assert_false(vroce_ring_peer_prod_ok(own, own - e, e));
+		assert_false(vroce_ring_peer_prod_ok(own, own - e - 1, e));
+		/* hostile absolutes */
+		assert_int_equal(vroce_ring_peer_prod_ok(own, 0xffffffffu, e),
+				 (uint32_t)(0xffffffffu - own) <= e);
+		assert_int_equal(vroce_ring_peer_prod_ok(own, 0, e),
+				 (uint32_t)(0 - own) <= e);
+	}
+	/* concretely, at the wrap */
+	assert_true(vroce_ring_peer_prod_ok(0xfffffff0u, 0x30, e));
+	assert_false(vroce_ring_peer_prod_ok(0xfffffff0u, 0x31, e));
+	assert_false(vroce_ring_peer_prod_ok(0x10, 0xfffffff0u, e));
+	/* the largest ring */
+	assert_true(vroce_ring_peer_prod_ok(5, 0x80000005u, 0x80000000u));
+	assert_false(vroce_ring_peer_prod_ok(5, 0x80000006u, 0x80000000u));
+	assert_false(vroce_ring_peer_prod_ok(5, 4, 0x80000000u));
+}
+
+/* The kernel produces; the consumer index comes from user memory. */
+static void test_peer_cons(void **state)
+{
+	const uint32_t e = 64;
+	static const uint32_t owns[] = {
+		0, 1, 63, 64, 1000, 0x7fffffff, 0x80000000u,
+		0xffffffc0u, 0xffffffc1u, 0xfffffffeu, 0xffffffffu,
+	};
+	unsigned int i;
+	uint32_t own, d;
+
+	(void)state;
+	for (i = 0; i < N_ELEMS(owns); i++) {
+		own = owns[i];
+		/* 0..entries behind is fine, across the wrap too */
+		for (d = 0; d <= e; d++) {
+			assert_true(vroce_ring_peer_cons_ok(own, own - d, e));
+			assert_int_equal(vroce_ring_free(own, own - d, e),
+					 e - d);
+		}
+		/* more than a ring behind */
+		assert_false(vroce_ring_peer_cons_ok(own, own - e - 1, e));
+		assert_false(vroce_ring_peer_cons_ok(own, own - 0x80000000u,
+						     e));
+		/* ahead of what the kernel produced */
+		assert_false(vroce_ring_peer_cons_ok(own, own + 1, e));
+		assert_false(vroce_ring_peer_cons_ok(own, own + e, e));
+		assert_false(vroce_ring_peer_cons_ok(own, own + 0x7fffffff,
+						     e));
+	}
+	/* concretely, at the wrap */
+	assert_true(vroce_ring_peer_cons_ok(0x30, 0xfffffff0u, e));
+	assert_false(vroce_ring_peer_cons_ok(0x31, 0xfffffff0u, e));
+	assert_false(vroce_ring_peer_cons_ok(0xfffffff0u, 0x10, e));
+	assert_true(vroce_ring_peer_cons_ok(0, 0xffffffffu, 1));
+	assert_false(vroce_ring_peer_cons_ok(0, 0xfffffffeu, 1));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_pow2),
+		cmocka_unit_test(test_roundup),
+		cmocka_unit_test(test_slot),
+		cmocka_unit_test(test_levels),
+		cmocka_unit_test(test_walk),
+		cmocka_unit_test(test_peer_prod),
+		cmocka_unit_test(test_peer_cons),
+	};
+
+	return cmocka_run_group_tests_name("ring", tests, NULL, NULL);
+}

@@ -24,6 +24,8 @@ static void vroce_dealloc_driver(struct ib_device *ibdev)
 	list_del_init(&vdev->node);
 	mutex_unlock(&vroce_lock);
 
+	xa_destroy(&vdev->ahs);
+	vroce_keys_destroy(vdev);
 	ida_destroy(&vdev->qpn_ida);
 	ida_destroy(&vdev->pd_ida);
 	netdev_put(vdev->ndev, &vdev->ndev_tracker);
@@ -34,33 +36,49 @@ static const struct ib_device_ops vroce_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = VROCE_ABI_VERSION,
 
+	.alloc_mw = vroce_alloc_mw,
 	.alloc_pd = vroce_alloc_pd,
+	.create_ah = vroce_create_ah,
 	.create_cq = vroce_create_cq,
 	.create_qp = vroce_create_qp,
+	.create_srq = vroce_create_srq,
+	.create_user_ah = vroce_create_ah,
 	.alloc_ucontext = vroce_alloc_ucontext,
 	.dealloc_driver = vroce_dealloc_driver,
 	.device_group = &vroce_obj_group,
+	.dealloc_mw = vroce_dealloc_mw,
 	.dealloc_pd = vroce_dealloc_pd,
 	.dealloc_ucontext = vroce_dealloc_ucontext,
+	.dereg_mr = vroce_dereg_mr,
+	.destroy_ah = vroce_destroy_ah,
 	.destroy_cq = vroce_destroy_cq,
 	.destroy_qp = vroce_destroy_qp,
+	.destroy_srq = vroce_destroy_srq,
 	.disassociate_ucontext = vroce_disassociate_ucontext,
 	.get_dev_fw_str = vroce_get_dev_fw_str,
+	.get_dma_mr = vroce_get_dma_mr,
 	.get_link_layer = vroce_get_link_layer,
 	.get_port_immutable = vroce_get_port_immutable,
 	.mmap = vroce_mmap,
 	.mmap_free = vroce_mmap_free,
 	.modify_qp = vroce_modify_qp,
+	.modify_srq = vroce_modify_srq,
 	.post_send = vroce_post_send,
 	.query_device = vroce_query_device,
 	.query_pkey = vroce_query_pkey,
 	.query_port = vroce_query_port,
 	.query_qp = vroce_query_qp,
+	.query_srq = vroce_query_srq,
+	.reg_user_mr = vroce_reg_user_mr,
+	.rereg_user_mr = vroce_rereg_user_mr,
 	.resize_cq = vroce_resize_cq,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, vroce_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, vroce_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, vroce_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, vroce_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, vroce_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, vroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, vroce_ucontext, ibuc),
 };
 
@@ -219,11 +237,14 @@ int vroce_dev_add(const char *name, struct net_device *ndev)
 	INIT_LIST_HEAD(&vdev->node);
 	ida_init(&vdev->pd_ida);
 	ida_init(&vdev->qpn_ida);
+	xa_init_flags(&vdev->ahs, XA_FLAGS_ALLOC1);
 	vdev->ndev = ndev;
 	netdev_hold(ndev, &vdev->ndev_tracker, GFP_KERNEL);
 	vdev->port_state = vroce_port_state(vdev);
 
-	err = vroce_list_add(vdev);
+	err = vroce_keys_init(vdev);
+	if (!err)
+		err = vroce_list_add(vdev);
 	if (err)
 		goto dealloc;
 

@@ -25,7 +25,7 @@ static int vroce_qp_check_init(struct ib_qp_init_attr *init,
 	if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UC &&
 	    init->qp_type != IB_QPT_UD)
 		return -EOPNOTSUPP;
-	if (init->srq || init->create_flags || init->rwq_ind_tbl)
+	if (init->create_flags || init->rwq_ind_tbl)
 		return -EOPNOTSUPP;
 	if (!vroce_udata_in_ok(udata, 0))
 		return -EOPNOTSUPP;
@@ -89,10 +89,14 @@ static int vroce_qp_rings(struct vroce_qp *qp, struct ib_ucontext *ibuc,
 	err = vroce_queue_init(&qp->sq, qp->cap.max_send_wr, sq_stride, ibuc);
 	if (err)
 		return err;
-	err = vroce_queue_init(&qp->rq, qp->cap.max_recv_wr, rq_stride, ibuc);
-	if (err) {
-		vroce_queue_destroy(&qp->sq);
-		return err;
+	/* A QP with an SRQ takes its receives from there. */
+	if (!qp->ibqp.srq) {
+		err = vroce_queue_init(&qp->rq, qp->cap.max_recv_wr, rq_stride,
+				       ibuc);
+		if (err) {
+			vroce_queue_destroy(&qp->sq);
+			return err;
+		}
 	}
 	/* No send engine runs yet: the first post must wake it. */
 	qp->sq.hdr->notify = VROCE_SQ_NEEDS_WAKEUP;
@@ -121,6 +125,10 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	vroce_qp_size(&init->cap, &sq_stride, &rq_stride);
+	if (init->srq) {
+		init->cap.max_recv_wr = 0;
+		init->cap.max_recv_sge = 0;
+	}
 	qp->cap = init->cap;
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->attrs.state = IB_QPS_RESET;

@@ -153,6 +153,9 @@ void vroce_qp_flush(struct vroce_qp *qp)
 	spin_lock_bh(&qp->sq_lock);
 	vroce_flush_ring(qp, &qp->sq, to_vcq(qp->ibqp.send_cq), true);
 	spin_unlock_bh(&qp->sq_lock);
+	/* Receives posted to an SRQ belong to the SRQ, not to this QP. */
+	if (qp->ibqp.srq)
+		return;
 	spin_lock_bh(&qp->rq_lock);
 	vroce_flush_ring(qp, &qp->rq, to_vcq(qp->ibqp.recv_cq), false);
 	spin_unlock_bh(&qp->rq_lock);
@@ -174,9 +177,11 @@ static void vroce_qp_reset(struct vroce_qp *qp)
 	spin_lock_bh(&qp->sq_lock);
 	vroce_discard_ring(&qp->sq);
 	spin_unlock_bh(&qp->sq_lock);
-	spin_lock_bh(&qp->rq_lock);
-	vroce_discard_ring(&qp->rq);
-	spin_unlock_bh(&qp->rq_lock);
+	if (!qp->ibqp.srq) {
+		spin_lock_bh(&qp->rq_lock);
+		vroce_discard_ring(&qp->rq);
+		spin_unlock_bh(&qp->rq_lock);
+	}
 	rdma_destroy_ah_attr(&qp->attrs.ah_attr);
 	memset(&qp->attrs, 0, sizeof(qp->attrs));
 	qp->attrs.port_num = VROCE_PORT;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * /sys/class/infiniband/<dev>/objects/: how many objects of each kind the
+ * /sys/class/infiniband/<dev>/objects/{pd,cq,qp,mr,mw,ah,srq}: how many objects of each kind the
  * device holds right now, so tests can check that nothing leaks.
  *
  * Copyright (c) 2026 the vroce developers
@@ -27,11 +27,19 @@ static DEVICE_ATTR_RO(name)
 VROCE_OBJ_ATTR(pd);
 VROCE_OBJ_ATTR(cq);
 VROCE_OBJ_ATTR(qp);
+VROCE_OBJ_ATTR(mr);
+VROCE_OBJ_ATTR(mw);
+VROCE_OBJ_ATTR(ah);
+VROCE_OBJ_ATTR(srq);
 
 static struct attribute *vroce_obj_attrs[] = {
 	&dev_attr_pd.attr,
 	&dev_attr_cq.attr,
 	&dev_attr_qp.attr,
+	&dev_attr_mr.attr,
+	&dev_attr_mw.attr,
+	&dev_attr_ah.attr,
+	&dev_attr_srq.attr,
 	NULL,
 };
 

@@ -32,7 +32,16 @@ struct vroce_dev {
 	atomic_t n_pd;
 	atomic_t n_cq;
 	atomic_t n_qp;
+	atomic_t n_mr;
+	atomic_t n_mw;
+	atomic_t n_ah;
+	atomic_t n_srq;
 	atomic_t next_cqn;
+	atomic_t next_srqn;
+	struct xarray keys;		/* key index -> vroce_mr or vroce_mw */
+	u32 next_key;			/* cyclic allocation of key indices */
+	u8 *key_bytes;			/* last key byte of each key index */
+	struct xarray ahs;		/* ah_num -> vroce_ah */
 };
 
 struct vroce_ucontext {
@@ -51,6 +60,39 @@ struct vroce_cq {
 	u32 cqn;
 	u32 notified_seq;		/* last arm sequence notified */
 	bool broken;			/* overflowed or ring broken */
+};
+
+struct vroce_mr {
+	struct ib_mr ibmr;
+	struct ib_umem *umem;		/* NULL for a DMA MR */
+	struct page **pages;		/* page map, fixed for the MR's life */
+	u32 npages;
+	u32 page_offset;		/* of the first byte in pages[0] */
+	u64 iova;
+	u64 length;
+	int access;
+	bool dma;
+	atomic_t bound_mws;
+};
+
+struct vroce_mw {
+	struct ib_mw ibmw;
+	struct vroce_mr *mr;		/* bound to, or NULL */
+};
+
+struct vroce_ah {
+	struct ib_ah ibah;
+	u32 num;			/* named by UD send WQEs */
+	struct rdma_ah_attr attr;
+};
+
+struct vroce_srq {
+	struct ib_srq ibsrq;
+	spinlock_t lock;		/* kernel side of the ring, limit */
+	struct vroce_queue rq;
+	u32 srqn;
+	u32 max_sge;
+	u32 limit;			/* 0: not armed */
 };
 
 /* What modify_qp set, as query_qp returns it. */
@@ -108,6 +150,26 @@ static inline struct vroce_qp *to_vqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct vroce_qp, ibqp);
 }
 
+static inline struct vroce_mr *to_vmr(struct ib_mr *ibmr)
+{
+	return container_of(ibmr, struct vroce_mr, ibmr);
+}
+
+static inline struct vroce_mw *to_vmw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct vroce_mw, ibmw);
+}
+
+static inline struct vroce_ah *to_vah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct vroce_ah, ibah);
+}
+
+static inline struct vroce_srq *to_vsrq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct vroce_srq, ibsrq);
+}
+
 /* device.c: life cycle of a vroce device and its netdev binding */
 int vroce_dev_add(const char *name, struct net_device *ndev);
 void vroce_dev_remove_all(void);
@@ -155,6 +217,38 @@ int vroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata);
 void vroce_qp_flush(struct vroce_qp *qp);
+
+/* keys.c: the MR/MW key space */
+int vroce_keys_init(struct vroce_dev *vdev);
+void vroce_keys_destroy(struct vroce_dev *vdev);
+int vroce_key_alloc(struct vroce_dev *vdev, void *obj, u32 *key);
+void vroce_key_free(struct vroce_dev *vdev, u32 key);
+
+/* mr.c: memory regions */
+struct ib_mr *vroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *vroce_get_dma_mr(struct ib_pd *ibpd, int access);
+int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct ib_mr *vroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata);
+
+/* mw.c: memory windows */
+int vroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int vroce_dealloc_mw(struct ib_mw *ibmw);
+
+/* ah.c: address handles */
+int vroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
+		    struct ib_udata *udata);
+int vroce_destroy_ah(struct ib_ah *ibah, u32 flags);
+
+/* srq.c: shared receive queues */
+int vroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
+		     struct ib_udata *udata);
+int vroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
+int vroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
+int vroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 
 /* sysfs.c: object counts */
 extern const struct attribute_group vroce_obj_group;

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Memory regions. A user MR pins its pages through ib_umem and keeps a
+ * page map (one struct page pointer per page) built once at registration:
+ * the data path walks it without locks, and it never changes for the
+ * life of the MR (rereg makes a new MR). A DMA MR (kernel users) covers
+ * kernel virtual addresses and has no page map.
+ *
+ * Copyright (c) 2026 the vroce developers
+ */
+#include <linux/slab.h>
+#include <rdma/ib_umem.h>
+
+#include "vroce.h"
+#include "core/roce.h"
+
+#define VROCE_MR_ACCESS	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			 IB_ACCESS_MW_BIND)
+
+static int vroce_mr_check_access(int access)
+{
+	if (access & ~(VROCE_MR_ACCESS | IB_ACCESS_OPTIONAL))
+		return -EOPNOTSUPP;
+	/* ibv_reg_mr(3): remote write or atomic needs local write. */
+	if (!vroce_access_flags_valid(access))
+		return -EINVAL;
+	return 0;
+}
+
+static int vroce_mr_page_map(struct vroce_mr *mr)
+{
+	struct sg_page_iter iter;
+	u32 i = 0;
+
+	mr->npages = ib_umem_num_pages(mr->umem);
+	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &iter, 0) {
+		if (WARN_ON(i >= mr->npages))
+			break;
+		mr->pages[i++] = sg_page_iter_page(&iter);
+	}
+	mr->page_offset = ib_umem_offset(mr->umem);
+	return 0;
+}
+
+/* Gives @mr its key and counts it; @mr must be fully set up. */
+static int vroce_mr_publish(struct vroce_dev *vdev, struct vroce_mr *mr)
+{
+	u32 key;
+	int err;
+
+	if (atomic_inc_return(&vdev->n_mr) > VROCE_MAX_MR) {
+		atomic_dec(&vdev->n_mr);
+		return -ENOMEM;
+	}
+	err = vroce_key_alloc(vdev, mr, &key);
+	if (err) {
+		atomic_dec(&vdev->n_mr);
+		return err;
+	}
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	return 0;
+}
+
+static void vroce_mr_free(struct vroce_mr *mr)
+{
+	kvfree(mr->pages);
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	kfree(mr);
+}
+
+struct ib_mr *vroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata)
+{
+	struct vroce_dev *vdev = to_vdev(ibpd->device);
+	struct vroce_mr *mr;
+	int err;
+
+	err = vroce_mr_check_access(access);
+	if (err)
+		return ERR_PTR(err);
+	if (!length || length > VROCE_MAX_MR_SIZE)
+		return ERR_PTR(-EINVAL);
+	if (!vroce_udata_in_ok(udata, 0))
+		return ERR_PTR(-EOPNOTSUPP);
+
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->umem = ib_umem_get(ibpd->device, start, length, access);
+	if (IS_ERR(mr->umem)) {
+		err = PTR_ERR(mr->umem);
+		mr->umem = NULL;
+		goto free;
+	}
+	err = vroce_mr_page_map(mr);
+	if (err)
+		goto free;
+	mr->iova = iova;
+	mr->length = length;
+	mr->access = access;
+	err = vroce_mr_publish(vdev, mr);
+	if (err)
+		goto free;
+	return &mr->ibmr;
+free:
+	vroce_mr_free(mr);
+	return ERR_PTR(err);
+}
+
+struct ib_mr *vroce_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct vroce_mr *mr;
+	int err;
+
+	err = vroce_mr_check_access(access);
+	if (err)
+		return ERR_PTR(err);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->dma = true;
+	mr->access = access;
+	mr->length = U64_MAX;
+	err = vroce_mr_publish(to_vdev(ibpd->device), mr);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
+}
+
+int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	struct vroce_dev *vdev = to_vdev(ibmr->device);
+	struct vroce_mr *mr = to_vmr(ibmr);
+
+	/* ibv_dereg_mr(3): not while a memory window is bound to it. */
+	if (atomic_read(&mr->bound_mws))
+		return -EBUSY;
+	vroce_key_free(vdev, ibmr->lkey);
+	atomic_dec(&vdev->n_mr);
+	vroce_mr_free(mr);
+	return 0;
+}
+
+/*
+ * Re-registration makes a new MR (new keys) with the new translation,
+ * access and PD, and ib_core replaces the old one with it; the old MR is
+ * untouched if anything fails.
+ */
+struct ib_mr *vroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct vroce_mr *old = to_vmr(ibmr);
+
+	if (flags & ~IB_MR_REREG_SUPPORTED)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (atomic_read(&old->bound_mws))
+		return ERR_PTR(-EBUSY);
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = (u64)old->umem->address;
+		length = old->length;
+		iova = old->iova;
+	}
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = old->access;
+	if (!(flags & IB_MR_REREG_PD))
+		ibpd = ibmr->pd;
+	return vroce_reg_user_mr(ibpd, start, length, iova, access, udata);
+}

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * A hostile process: it scribbles garbage over every ring and index it
+ * has mapped from the uverbs device, then drives the kernel to read them
+ * (flush on ERR, doorbell, resize, completions). It must only ever see
+ * errors on its own objects; the kernel must not oops, and the next
+ * process must find the device working (the VM test checks that).
+ *
+ *   hostile [DEVICE [ROUNDS]]      (default vroce0, 20)
+ *
+ * Copyright (c) 2026 the vroce developers
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+
+#include "tap.h"
+#include "open_dev.h"
+
+static unsigned int seed = 1;
+
+static unsigned int rnd(void)
+{
+	seed = seed * 1103515245u + 12345u;
+	return seed >> 8;
+}
+
+/* Every writable mapping of a uverbs device in this process. */
+static int scribble(int round)
+{
+	char line[512], path[256];
+	unsigned long lo, hi;
+	int n = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char perm[8];
+		unsigned char *p;
+		unsigned long i;
+
+		path[0] = 0;
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %255s", &lo, &hi,
+			   perm, path) < 3)
+			continue;
+		if (!strstr(path, "uverbs") || perm[1] != 'w')
+			continue;
+		p = (unsigned char *)lo;
+		for (i = 0; i < hi - lo; i++) {
+			/* Indices get the worst values more often. */
+			if (round % 3 == 0 && i % 64 < 4)
+				p[i] = 0xff;
+			else if (round % 3 == 1 && i % 64 < 4)
+				p[i] = i & 4 ? 0x80 : 0;
+			else
+				p[i] = rnd();
+		}
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+static int rts(struct ibv_context *ctx, struct ibv_qp *qp, int gid)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = qp->qp_num;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.sgid_index = gid;
+	ibv_query_gid(ctx, 1, gid, &a.ah_attr.grh.dgid);
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+static int round_trip(struct ibv_context *ctx, struct ibv_pd *pd, int gid,
+		      int round)
+{
+	static char buf[64];
+	struct ibv_cq *cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		.cap = { 8, 8, 1, 1, 0 },
+	};
+	struct ibv_qp *qp = cq ? ibv_create_qp(pd, &ia) : NULL;
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 8 };
+	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *brwr;
+	struct ibv_send_wr swr = { .sg_list = &sge, .num_sge = 1,
+				   .opcode = IBV_WR_SEND }, *bswr;
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
+	struct ibv_wc wc[16];
+	int i;
+
+	if (!qp || rts(ctx, qp, gid))
+		return -1;
+	for (i = 0; i < 4; i++) {
+		ibv_post_recv(qp, &rwr, &brwr);
+		ibv_post_send(qp, &swr, &bswr);
+	}
+	if (scribble(round) <= 0)
+		return -1;
+	/* Whatever these return, they must return. */
+	ibv_modify_qp(qp, &err, IBV_QP_STATE);
+	ibv_post_send(qp, &swr, &bswr);
+	ibv_poll_cq(cq, 16, wc);
+	ibv_resize_cq(cq, 16);
+	ibv_req_notify_cq(cq, 0);
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *name = argc > 1 ? argv[1] : "vroce0";
+	int rounds = argc > 2 ? atoi(argv[2]) : 20;
+	struct ibv_context *ctx = open_by_name(name);
+	struct ibv_pd *pd;
+	int r, bad = 0;
+
+	if (!tap_ok(ctx != NULL, "open %s", name))
+		return tap_done();
+	pd = ibv_alloc_pd(ctx);
+	for (r = 0; r < rounds; r++)
+		if (round_trip(ctx, pd, roce_v2_ipv4_gid(ctx), r))
+			bad++;
+	tap_ok(!bad, "%d rounds of garbage in every mapped ring (%d set-ups failed)",
+	       rounds, bad);
+	ibv_dealloc_pd(pd);
+	tap_ok(!ibv_close_device(ctx), "close");
+	return tap_done();
+}

@@ -1,0 +1,29 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Copyright (c) the vroce developers
+#
+# MRs, MWs, AHs and SRQs with legal and illegal parameters, and 10,000
+# create/destroy cycles of a full set of objects (tests/progs/objects.c);
+# afterwards the module's own counts and rdma resource show are back at
+# zero.
+#
+# vm: timeout=900
+
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/_vroce.sh"
+
+rdma_add vroce0 eth0 || tap_bail "rdma link add failed: $rdma_err"
+wait_for 10 gid_v2_index vroce0 "$VROCE_SELF_IP4" ||
+	tap_bail "no RoCE v2 GID for $VROCE_SELF_IP4"
+"$VROCE_TOP/build/progs/objects" vroce0 10000
+rc=$?
+left=$(cat /sys/class/infiniband/vroce0/objects/* | tr -d '\n')
+echo "# module object counts afterwards (ah cq mr mw pd qp srq): $left"
+[ "$left" = 0000000 ] || rc=1
+res=$(rdma resource show vroce0 2>&1)
+echo "# rdma resource show vroce0: $res"
+case $res in
+*"pd 0 "*"cq 0 "*"qp 0 "*"mr 0 "*"srq 0"*) ;;
+*) echo "# resources left behind"; rc=1 ;;
+esac
+exit $rc

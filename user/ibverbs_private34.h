@@ -13,11 +13,12 @@
  * the kernel.
  *
  * IBVERBS_PRIVATE_34 covers rdma-core v39.0 through v56.1; the layouts
- * below are the same in all of them.  tests/provider/abi_layout.c checks
- * every size and offset against values measured from rdma-core v44's own
- * headers; `make -C tests/provider xcheck RDMA_CORE=<rdma-core git dir>`
- * compiles this file against those headers of v39.0, v44.0 and v56.1 and
- * also compares member and prototype types.
+ * below are the same in all of them, but for struct verbs_qp (see there).
+ * tests/provider/abi_layout.c checks every size and offset against values
+ * measured from rdma-core v44's own headers;
+ * `make -C tests/provider xcheck RDMA_CORE=<rdma-core git dir>` compiles
+ * this file against those headers of v39.0, v44.0 and v56.1 and also
+ * compares member and prototype types.
  *
  * Public types (struct ibv_context, struct verbs_context, ...) come from
  * <infiniband/verbs.h>; kernel command and response payloads come from
@@ -44,6 +45,7 @@
  */
 struct verbs_sysfs_dev;
 struct verbs_mr;
+struct verbs_xrcd;
 
 /* Same layout as ccan's struct list_node, which libibverbs uses. */
 struct verbs_list_node {
@@ -262,6 +264,36 @@ struct verbs_context_ops {
 };
 
 /*
+ * A provider CQ that can be created by ibv_create_cq_ex() starts with
+ * this: libibverbs converts between the two views with plain casts.
+ */
+struct verbs_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+};
+
+/*
+ * libibverbs' view of a QP beyond struct ibv_qp: ibv_qp_to_qp_ex() reads
+ * comp_mask of any QP, so every provider QP starts with this.  A comp_mask
+ * of 0 says the QP has no struct ibv_qp_ex operations and no XRC domain.
+ *
+ * Unlike the rest of this file, this layout is not the same in every
+ * release: struct ibv_qp_ex is public and grows, so comp_mask moves (344
+ * bytes in v39.0, 352 in v44.0, 360 in v56.1).  struct vroce_qp keeps
+ * zeroes behind it for that reason.
+ */
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;
+	};
+	uint32_t comp_mask;
+	struct verbs_xrcd *xrcd;
+};
+
+/*
  * Write-path command buffers (kern-abi.h): the uverbs command header
  * followed by the kernel's request payload.  A provider that sends driver
  * data embeds one of these first in a bigger struct and passes the full
@@ -280,6 +312,41 @@ struct ibv_query_port {
 struct ibv_alloc_pd {
 	struct ib_uverbs_cmd_hdr hdr;
 	struct ib_uverbs_alloc_pd core_payload;
+};
+
+struct ibv_create_cq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_cq core_payload;
+};
+
+struct ibv_resize_cq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_resize_cq core_payload;
+};
+
+struct ibv_create_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_qp core_payload;
+};
+
+struct ibv_modify_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_modify_qp core_payload;
+};
+
+struct ibv_query_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_query_qp core_payload;
+};
+
+/*
+ * Not passed to libibverbs: the provider writes this one to cmd_fd itself
+ * (a POST_SEND with no work requests, the vroce send queue doorbell).  It
+ * is declared here because it is the same kern-abi.h layout.
+ */
+struct ibv_post_send {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_post_send core_payload;
 };
 
 /*
@@ -349,5 +416,31 @@ int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
 		     struct ibv_alloc_pd *cmd, size_t cmd_size,
 		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
 int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
+
+/*
+ * CQ and QP commands.  These fill in the libibverbs object they are given
+ * (handle, cqe, qp_num, ...); ibv_cmd_create_qp() also writes the
+ * capabilities the kernel granted back into attr->cap.
+ */
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
+		      struct ibv_comp_channel *channel, int comp_vector,
+		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_resize_cq(struct ibv_cq *cq, int cqe, struct ibv_resize_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_resize_cq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
+		      struct ibv_qp_init_attr *attr, struct ibv_create_qp *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_qp_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
+		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
+		     struct ibv_query_qp *cmd, size_t cmd_size);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask, struct ibv_modify_qp *cmd,
+		      size_t cmd_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
 
 #endif /* VROCE_IBVERBS_PRIVATE34_H */

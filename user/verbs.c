@@ -91,37 +91,9 @@ int vroce_dealloc_pd(struct ibv_pd *ibpd)
 }
 
 /*
- * No CQ, QP or SRQ can be created yet, so these are never reached through
- * an object of ours; they still fail the way each verb's contract says.
+ * No SRQ can be created yet, so these are never reached through an object
+ * of ours; they still fail the way each verb's contract says.
  */
-int vroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
-{
-	(void)ibcq;
-	(void)num_entries;
-	(void)wc;
-
-	errno = EOPNOTSUPP;
-	return -EOPNOTSUPP;
-}
-
-int vroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		    struct ibv_send_wr **bad_wr)
-{
-	(void)ibqp;
-
-	*bad_wr = wr;
-	return EOPNOTSUPP;
-}
-
-int vroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		    struct ibv_recv_wr **bad_wr)
-{
-	(void)ibqp;
-
-	*bad_wr = wr;
-	return EOPNOTSUPP;
-}
-
 int vroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr)
 {

@@ -14,15 +14,20 @@ static void vroce_free_context(struct ibv_context *ibctx);
 
 /*
  * Verbs we implement.  Every op left NULL keeps libibverbs' default, which
- * fails with EOPNOTSUPP.  The data-path entry points are set explicitly
- * because their defaults get the error convention wrong: poll_cq would
- * report EOPNOTSUPP (95) as a count of completions, and the post_* ops
- * would leave *bad_wr unset.
+ * fails with EOPNOTSUPP: SRQs, MRs, MWs, AHs and every extended verb
+ * (ibv_create_cq_ex(), ibv_create_qp_ex() beyond a PD, ...).  The SRQ
+ * data-path entry points are set explicitly because their defaults leave
+ * *bad_wr unset.
  */
 static const struct verbs_context_ops vroce_ctx_ops = {
 	.alloc_pd = vroce_alloc_pd,
+	.create_cq = vroce_create_cq,
+	.create_qp = vroce_create_qp,
 	.dealloc_pd = vroce_dealloc_pd,
+	.destroy_cq = vroce_destroy_cq,
+	.destroy_qp = vroce_destroy_qp,
 	.free_context = vroce_free_context,
+	.modify_qp = vroce_modify_qp,
 	.poll_cq = vroce_poll_cq,
 	.post_recv = vroce_post_recv,
 	.post_send = vroce_post_send,
@@ -30,6 +35,9 @@ static const struct verbs_context_ops vroce_ctx_ops = {
 	.post_srq_recv = vroce_post_srq_recv,
 	.query_device_ex = vroce_query_device_ex,
 	.query_port = vroce_query_port,
+	.query_qp = vroce_query_qp,
+	.req_notify_cq = vroce_req_notify_cq,
+	.resize_cq = vroce_resize_cq,
 };
 
 /*

@@ -8,6 +8,8 @@
 #ifndef VROCE_H
 #define VROCE_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,6 +18,7 @@
 #include <rdma/vroce-abi.h>
 
 #include "ibverbs_private34.h"
+#include "ring.h"
 
 /*
  * vroce is out of tree and has no enum rdma_driver_id value of its own: the
@@ -45,6 +48,58 @@ struct vroce_pd {
 };
 
 /*
+ * A CQ: the kernel produces CQEs into ring, the provider consumes them.
+ * lock serialises poll_cq, req_notify_cq and resize_cq.
+ */
+struct vroce_cq {
+	struct verbs_cq vcq;
+	pthread_spinlock_t lock;
+	struct vroce_ring ring;		/* hdr NULL: lost in a failed resize */
+	uint32_t cons;			/* our consumer index */
+	uint32_t notify;		/* the last arm word we wrote */
+	uint32_t cqn;
+};
+
+/* One work queue of a QP (SQ or RQ): the provider produces into ring. */
+struct vroce_wq {
+	pthread_spinlock_t lock;
+	struct vroce_ring ring;		/* hdr NULL: no RQ (SRQ-backed QP) */
+	uint32_t prod;			/* our producer index */
+	uint32_t max_sge;		/* from the granted capabilities */
+};
+
+struct vroce_qp {
+	struct verbs_qp vqp;
+	/*
+	 * Zeroes behind vqp: ibv_qp_to_qp_ex() reads verbs_qp.comp_mask at
+	 * an offset that follows the size of the public struct ibv_qp_ex,
+	 * which grows with rdma-core releases (comp_mask at 344 in v39, 352
+	 * in v44, 360 in v56.1).  Whatever libibverbs we run with, it then
+	 * reads 0 (no ibv_qp_ex operations) rather than our own fields.
+	 */
+	uint8_t vqp_slack[64];
+	struct vroce_wq sq;
+	struct vroce_wq rq;
+	uint32_t max_inline;
+	/*
+	 * enum ibv_qp_state after the last successful modify_qp that set
+	 * IBV_QP_STATE; read by the post verbs without a lock.
+	 */
+	int state;
+	bool sq_sig_all;
+	uint32_t qpn;
+};
+
+/*
+ * An address handle created by this provider (not yet: create_ah still
+ * fails with EOPNOTSUPP); ah_num is what UD send WQEs name.
+ */
+struct vroce_ah {
+	struct ibv_ah ibv_ah;
+	uint32_t ah_num;
+};
+
+/*
  * Responses as the kernel writes them: the uverbs core response, then our
  * driver data (udata) directly behind it.
  */
@@ -57,6 +112,31 @@ struct vroce_alloc_pd_cmd_resp {
 	struct ib_uverbs_alloc_pd_resp ibv_resp;
 	struct vroce_alloc_pd_resp drv;
 };
+
+struct vroce_create_cq_cmd_resp {
+	struct ib_uverbs_create_cq_resp ibv_resp;
+	struct vroce_create_cq_resp drv;
+};
+
+struct vroce_resize_cq_cmd_resp {
+	struct ib_uverbs_resize_cq_resp ibv_resp;
+	struct vroce_resize_cq_resp drv;
+};
+
+struct vroce_create_qp_cmd_resp {
+	struct ib_uverbs_create_qp_resp ibv_resp;
+	struct vroce_create_qp_resp drv;
+};
+
+static_assert(offsetof(struct vroce_create_cq_cmd_resp, drv) ==
+	      sizeof(struct ib_uverbs_create_cq_resp),
+	      "padding between core and driver CREATE_CQ response");
+static_assert(offsetof(struct vroce_resize_cq_cmd_resp, drv) ==
+	      sizeof(struct ib_uverbs_resize_cq_resp),
+	      "padding between core and driver RESIZE_CQ response");
+static_assert(offsetof(struct vroce_create_qp_cmd_resp, drv) ==
+	      sizeof(struct ib_uverbs_create_qp_resp),
+	      "padding between core and driver CREATE_QP response");
 
 static_assert(offsetof(struct vroce_get_context_resp, drv) ==
 	      sizeof(struct ib_uverbs_get_context_resp),
@@ -85,6 +165,21 @@ static inline struct vroce_pd *to_vpd(struct ibv_pd *ibpd)
 	return vroce_container_of(ibpd, struct vroce_pd, ibv_pd);
 }
 
+static inline struct vroce_cq *to_vcq(struct ibv_cq *ibcq)
+{
+	return vroce_container_of(ibcq, struct vroce_cq, vcq.cq);
+}
+
+static inline struct vroce_qp *to_vqp(struct ibv_qp *ibqp)
+{
+	return vroce_container_of(ibqp, struct vroce_qp, vqp.qp);
+}
+
+static inline struct vroce_ah *to_vah(struct ibv_ah *ibah)
+{
+	return vroce_container_of(ibah, struct vroce_ah, ibv_ah);
+}
+
 /* verbs.c */
 void vroce_format_fw_ver(char *buf, size_t len, uint64_t fw_ver);
 int vroce_query_device_ex(struct ibv_context *ibctx,
@@ -94,14 +189,31 @@ int vroce_query_port(struct ibv_context *ibctx, uint8_t port_num,
 		     struct ibv_port_attr *attr);
 struct ibv_pd *vroce_alloc_pd(struct ibv_context *ibctx);
 int vroce_dealloc_pd(struct ibv_pd *ibpd);
-int vroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
-int vroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-		    struct ibv_send_wr **bad_wr);
-int vroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		    struct ibv_recv_wr **bad_wr);
 int vroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr);
 int vroce_post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *op,
 		       struct ibv_ops_wr **bad_op);
+
+/* cq.c */
+struct ibv_cq *vroce_create_cq(struct ibv_context *ibctx, int cqe,
+			       struct ibv_comp_channel *channel,
+			       int comp_vector);
+int vroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
+int vroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
+int vroce_resize_cq(struct ibv_cq *ibcq, int cqe);
+int vroce_destroy_cq(struct ibv_cq *ibcq);
+
+/* qp.c */
+struct ibv_qp *vroce_create_qp(struct ibv_pd *ibpd,
+			       struct ibv_qp_init_attr *attr);
+int vroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		    int attr_mask);
+int vroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		   int attr_mask, struct ibv_qp_init_attr *init_attr);
+int vroce_destroy_qp(struct ibv_qp *ibqp);
+int vroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr);
+int vroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr);
 
 #endif /* VROCE_H */

@@ -6,7 +6,9 @@
  * provider's own udata buffers) against the layouts libibverbs was built
  * with.  The expected numbers were measured on x86_64 by compiling
  * rdma-core's own driver.h and kern-abi.h of v39.0, v44.0 and v56.1, which
- * all gave the same values.
+ * all gave the same values but for struct verbs_qp (see check_verbs_qp).
+ * The vroce ABI structs the provider shares with the kernel are checked
+ * too: their layout is the contract of uapi/rdma/vroce-abi.h.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -191,10 +193,59 @@ static void check_cmds(void)
 	CMD_SIZE(ibv_query_port, ib_uverbs_query_port);
 	SIZE(struct ibv_alloc_pd, 16);
 	CMD_SIZE(ibv_alloc_pd, ib_uverbs_alloc_pd);
+	SIZE(struct ibv_create_cq, 40);
+	CMD_SIZE(ibv_create_cq, ib_uverbs_create_cq);
+	SIZE(struct ibv_resize_cq, 24);
+	CMD_SIZE(ibv_resize_cq, ib_uverbs_resize_cq);
+	SIZE(struct ibv_create_qp, 64);
+	CMD_SIZE(ibv_create_qp, ib_uverbs_create_qp);
+	SIZE(struct ibv_modify_qp, 120);
+	CMD_SIZE(ibv_modify_qp, ib_uverbs_modify_qp);
+	SIZE(struct ibv_query_qp, 24);
+	CMD_SIZE(ibv_query_qp, ib_uverbs_query_qp);
+	SIZE(struct ibv_post_send, 32);
+	CMD_SIZE(ibv_post_send, ib_uverbs_post_send);
 	/* libibverbs sizes the response it asks for with its own struct. */
 	SIZE(struct ib_uverbs_ex_query_device_resp, 304);
 	SIZE(struct ib_uverbs_get_context_resp, 8);
 	SIZE(struct ib_uverbs_alloc_pd_resp, 4);
+	SIZE(struct ib_uverbs_create_cq_resp, 8);
+	SIZE(struct ib_uverbs_resize_cq_resp, 8);
+	SIZE(struct ib_uverbs_create_qp_resp, 32);
+	SIZE(struct ib_uverbs_post_send_resp, 4);
+	SIZE(struct ib_uverbs_send_wr, 56);
+}
+
+static void check_verbs_cq(void)
+{
+	SIZE(struct verbs_cq, 288);
+	OFF(struct verbs_cq, cq, 0);
+	OFF(struct verbs_cq, cq_ex, 0);
+	OFF(struct vroce_cq, vcq, 0);
+}
+
+/*
+ * struct verbs_qp ends with members behind the public struct ibv_qp_ex,
+ * which grows: comp_mask is at 344 in v39.0, 352 in v44.0 (the values
+ * below) and 360 in v56.1.  Whichever libibverbs reads it, it must find
+ * zeroes in a vroce QP, not the provider's own fields.
+ */
+static void check_verbs_qp(void)
+{
+	static const size_t comp_mask_at[] = { 344, 352, 360 };
+	unsigned int i;
+
+	SIZE(struct verbs_qp, 368);
+	OFF(struct verbs_qp, qp, 0);
+	OFF(struct verbs_qp, qp_ex, 0);
+	OFF(struct verbs_qp, comp_mask, 352);
+	OFF(struct verbs_qp, xrcd, 360);
+	OFF(struct vroce_qp, vqp, 0);
+	for (i = 0; i < 3; i++)
+		tap_ok(comp_mask_at[i] + sizeof(uint32_t) <=
+		       offsetof(struct vroce_qp, sq),
+		       "comp_mask at %zu lies before vroce_qp.sq (%zu)",
+		       comp_mask_at[i], offsetof(struct vroce_qp, sq));
 }
 
 static void check_udata(void)
@@ -205,6 +256,52 @@ static void check_udata(void)
 	SIZE(struct vroce_alloc_pd_resp, 8);
 	SIZE(struct vroce_alloc_pd_cmd_resp, 12);
 	OFF(struct vroce_alloc_pd_cmd_resp, drv, 4);
+	SIZE(struct vroce_create_cq_resp, 24);
+	SIZE(struct vroce_create_cq_cmd_resp, 32);
+	OFF(struct vroce_create_cq_cmd_resp, drv, 8);
+	SIZE(struct vroce_resize_cq_resp, 16);
+	SIZE(struct vroce_resize_cq_cmd_resp, 24);
+	OFF(struct vroce_resize_cq_cmd_resp, drv, 8);
+	SIZE(struct vroce_create_qp_resp, 48);
+	SIZE(struct vroce_create_qp_cmd_resp, 80);
+	OFF(struct vroce_create_qp_cmd_resp, drv, 32);
+	SIZE(struct vroce_create_srq_resp, 24);
+	SIZE(struct vroce_create_ah_resp, 8);
+}
+
+/* The shared ring layouts of vroce-abi.h. */
+static void check_rings(void)
+{
+	SIZE(struct vroce_ring_hdr, 192);
+	OFF(struct vroce_ring_hdr, prod, 0);
+	OFF(struct vroce_ring_hdr, cons, 64);
+	OFF(struct vroce_ring_hdr, notify, 128);
+	tap_ok(VROCE_RING_ENTRIES_OFFSET == 192,
+	       "VROCE_RING_ENTRIES_OFFSET == 192");
+	SIZE(struct vroce_sge, 16);
+	SIZE(struct vroce_send_wqe, 64);
+	OFF(struct vroce_send_wqe, wr_id, 0);
+	OFF(struct vroce_send_wqe, opcode, 8);
+	OFF(struct vroce_send_wqe, flags, 9);
+	OFF(struct vroce_send_wqe, num_sge, 10);
+	OFF(struct vroce_send_wqe, imm_data, 12);
+	OFF(struct vroce_send_wqe, inline_len, 16);
+	OFF(struct vroce_send_wqe, u, 24);
+	OFF(struct vroce_send_wqe, u.rdma.rkey, 32);
+	OFF(struct vroce_send_wqe, u.atomic.swap, 40);
+	OFF(struct vroce_send_wqe, u.atomic.rkey, 48);
+	OFF(struct vroce_send_wqe, u.ud.remote_qkey, 32);
+	OFF(struct vroce_send_wqe, u.bind.new_rkey, 44);
+	SIZE(struct vroce_recv_wqe, 16);
+	OFF(struct vroce_recv_wqe, num_sge, 8);
+	SIZE(struct vroce_cqe, 32);
+	OFF(struct vroce_cqe, status, 8);
+	OFF(struct vroce_cqe, byte_len, 12);
+	OFF(struct vroce_cqe, imm_data, 16);
+	OFF(struct vroce_cqe, qp_num, 20);
+	OFF(struct vroce_cqe, src_qp, 24);
+	OFF(struct vroce_cqe, pkey_index, 28);
+	OFF(struct vroce_cqe, network_hdr_type, 30);
 }
 
 int main(void)
@@ -215,6 +312,9 @@ int main(void)
 	check_device();
 	check_match_ent();
 	check_cmds();
+	check_verbs_cq();
+	check_verbs_qp();
 	check_udata();
+	check_rings();
 	return tap_done();
 }

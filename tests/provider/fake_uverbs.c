@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -228,6 +229,487 @@ static int dealloc_pd(const void *payload)
 	return 0;
 }
 
+/* ---- rings ---- */
+
+/* The first ring goes at one page: offset 0 means "no ring". */
+static uint64_t next_offset = FAKE_PAGE_SIZE;
+static uint32_t next_handle = 1;
+
+static size_t page_align(size_t len)
+{
+	return (len + FAKE_PAGE_SIZE - 1) & ~(size_t)(FAKE_PAGE_SIZE - 1);
+}
+
+static uint32_t pow2_at_least(uint32_t x)
+{
+	uint32_t p = 1;
+
+	while (p < x)
+		p <<= 1;
+	return p;
+}
+
+static void *real_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		       off_t off)
+{
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+/*
+ * A ring of entries * stride bytes behind the header, zeroed, in a memfd
+ * the fake kernel maps for itself.
+ */
+static struct fake_ring *ring_new(uint32_t entries, uint32_t stride)
+{
+	size_t size = VROCE_RING_ENTRIES_OFFSET + (size_t)entries * stride;
+	struct fake_ring *ring = NULL;
+	void *addr;
+	int fd;
+	int i;
+
+	for (i = 0; i < FAKE_MAX_RINGS && !ring; i++)
+		if (!fake.rings[i].used)
+			ring = &fake.rings[i];
+	if (!ring)
+		return NULL;
+
+	fd = memfd_create("vroce-fake-ring", MFD_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (ftruncate(fd, page_align(size))) {
+		syscall(SYS_close, fd);
+		return NULL;
+	}
+	addr = real_mmap(NULL, page_align(size), PROT_READ | PROT_WRITE,
+			 MAP_SHARED, fd, 0);
+	if (addr == MAP_FAILED) {
+		syscall(SYS_close, fd);
+		return NULL;
+	}
+
+	*ring = (struct fake_ring){
+		.used = true,
+		.memfd = fd,
+		.offset = next_offset,
+		.size = size,
+		.entries = entries,
+		.stride = stride,
+		.hdr = addr,
+		.ent = (uint8_t *)addr + VROCE_RING_ENTRIES_OFFSET,
+	};
+	next_offset += page_align(size);
+	return ring;
+}
+
+static struct fake_ring *ring_at(uint64_t offset)
+{
+	int i;
+
+	for (i = 0; i < FAKE_MAX_RINGS; i++)
+		if (fake.rings[i].used && !fake.rings[i].retired &&
+		    fake.rings[i].offset == offset)
+			return &fake.rings[i];
+	return NULL;
+}
+
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	struct fake_ring *ring;
+	void *p;
+
+	if (!is_fake_fd(fd))
+		return real_mmap(addr, len, prot, flags, fd, off);
+
+	ring = ring_at(off);
+	if (!ring || !len || len > page_align(ring->size) ||
+	    (flags & MAP_TYPE) != MAP_SHARED ||
+	    (prot & ~(PROT_READ | PROT_WRITE))) {
+		fake.bad_mmaps++;
+		errno = EINVAL;
+		return MAP_FAILED;
+	}
+
+	p = real_mmap(addr, len, prot, flags, ring->memfd, 0);
+	if (p != MAP_FAILED) {
+		ring->user_maps++;
+		ring->user_addr = p;
+		ring->user_len = len;
+	}
+	return p;
+}
+
+int munmap(void *addr, size_t len)
+{
+	int i;
+
+	for (i = 0; i < FAKE_MAX_RINGS; i++) {
+		struct fake_ring *ring = &fake.rings[i];
+
+		if (ring->used && ring->user_maps && ring->user_addr == addr) {
+			ring->user_maps--;
+			ring->user_addr = NULL;
+		}
+	}
+	return syscall(SYS_munmap, addr, len);
+}
+
+unsigned int fake_user_maps(void)
+{
+	unsigned int n = 0;
+	int i;
+
+	for (i = 0; i < FAKE_MAX_RINGS; i++)
+		n += fake.rings[i].user_maps;
+	return n;
+}
+
+/* ---- CQs ---- */
+
+struct fake_cq *fake_cq_get(uint32_t handle)
+{
+	int i;
+
+	for (i = 0; i < FAKE_MAX_OBJS; i++)
+		if (fake.cqs[i].live && fake.cqs[i].handle == handle)
+			return &fake.cqs[i];
+	return NULL;
+}
+
+bool fake_cq_push(struct fake_cq *cq, const struct vroce_cqe *cqe)
+{
+	struct fake_ring *ring = cq->ring;
+	uint32_t cons = __atomic_load_n(&ring->hdr->cons, __ATOMIC_ACQUIRE);
+
+	if (cq->kprod - cons >= ring->entries)
+		return false;
+	memcpy(ring->ent + (cq->kprod & (ring->entries - 1)) * ring->stride,
+	       cqe, sizeof(*cqe));
+	cq->kprod++;
+	__atomic_store_n(&ring->hdr->prod, cq->kprod, __ATOMIC_RELEASE);
+	return true;
+}
+
+static int create_cq(const void *payload, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_create_cq *cmd = payload;
+	struct {
+		struct ib_uverbs_create_cq_resp core;
+		struct vroce_create_cq_resp drv;
+	} resp = {};
+	struct fake_cq *cq = NULL;
+	uint32_t entries;
+	int i;
+
+	fake.create_cq++;
+	if (in_len != sizeof(*cmd) || out_len != sizeof(resp))
+		return EINVAL;
+	if (cmd->cqe < 1 || cmd->cqe > FAKE_MAX_CQE)
+		return EINVAL;
+	for (i = 0; i < FAKE_MAX_OBJS && !cq; i++)
+		if (!fake.cqs[i].live)
+			cq = &fake.cqs[i];
+	if (!cq)
+		return ENOMEM;
+
+	entries = pow2_at_least(cmd->cqe);
+	*cq = (struct fake_cq){
+		.live = true,
+		.handle = next_handle++,
+		.cqn = FAKE_CQN_BASE + (uint32_t)(cq - fake.cqs),
+		.cqe = entries,
+		.comp_vector = cmd->comp_vector,
+		.comp_channel = cmd->comp_channel,
+		.ring = ring_new(entries, sizeof(struct vroce_cqe)),
+	};
+	if (!cq->ring) {
+		cq->live = false;
+		return ENOMEM;
+	}
+
+	resp.core.cq_handle = cq->handle;
+	resp.core.cqe = cq->cqe;
+	resp.drv.ring_offset = cq->ring->offset;
+	resp.drv.ring_size = cq->ring->size;
+	resp.drv.entries = entries;
+	resp.drv.cqn = cq->cqn;
+	if (fake.tweak)
+		fake.tweak(IB_USER_VERBS_CMD_CREATE_CQ, &resp.core, &resp.drv);
+	respond(cmd->response, out_len, &resp, sizeof(resp));
+	return 0;
+}
+
+/*
+ * As the kernel will: copy the CQEs the provider has not consumed (from
+ * the cons it published) to the start of a new ring.
+ */
+static int resize_cq(const void *payload, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_resize_cq *cmd = payload;
+	struct {
+		struct ib_uverbs_resize_cq_resp core;
+		struct vroce_resize_cq_resp drv;
+	} resp = {};
+	struct fake_cq *cq = fake_cq_get(cmd->cq_handle);
+	struct fake_ring *old, *ring;
+	uint32_t cons, count, entries, i;
+
+	fake.resize_cq++;
+	if (!cq || in_len != sizeof(*cmd) || out_len != sizeof(resp))
+		return EINVAL;
+
+	old = cq->ring;
+	cons = __atomic_load_n(&old->hdr->cons, __ATOMIC_ACQUIRE);
+	fake.resize_cons_seen = cons;
+	count = cq->kprod - cons;
+	if (count > old->entries || cmd->cqe < 1 || cmd->cqe > FAKE_MAX_CQE ||
+	    cmd->cqe < count)
+		return EINVAL;
+
+	entries = pow2_at_least(cmd->cqe);
+	ring = ring_new(entries, sizeof(struct vroce_cqe));
+	if (!ring)
+		return ENOMEM;
+	for (i = 0; i < count; i++)
+		memcpy(ring->ent + i * ring->stride,
+		       old->ent + ((cons + i) & (old->entries - 1)) *
+				  old->stride,
+		       ring->stride);
+	__atomic_store_n(&ring->hdr->prod, count, __ATOMIC_RELEASE);
+	old->retired = true;
+	cq->ring = ring;
+	cq->kprod = count;
+	cq->cqe = entries;
+
+	resp.core.cqe = entries;
+	resp.drv.ring_offset = ring->offset;
+	resp.drv.ring_size = ring->size;
+	resp.drv.entries = entries;
+	if (fake.tweak)
+		fake.tweak(IB_USER_VERBS_CMD_RESIZE_CQ, &resp.core, &resp.drv);
+	respond(cmd->response, out_len, &resp, sizeof(resp));
+	return 0;
+}
+
+static int destroy_cq(const void *payload, size_t out_len)
+{
+	const struct ib_uverbs_destroy_cq *cmd = payload;
+	struct ib_uverbs_destroy_cq_resp resp = {};
+	struct fake_cq *cq = fake_cq_get(cmd->cq_handle);
+	int i;
+
+	fake.destroy_cq++;
+	if (!cq)
+		return EINVAL;
+	for (i = 0; i < FAKE_MAX_OBJS; i++)
+		if (fake.qps[i].live && (fake.qps[i].send_cq == cq->handle ||
+					 fake.qps[i].recv_cq == cq->handle))
+			return EBUSY;
+
+	cq->live = false;
+	cq->ring->retired = true;
+	respond(cmd->response, out_len, &resp, sizeof(resp));
+	return 0;
+}
+
+/* ---- QPs ---- */
+
+struct fake_qp *fake_qp_get(uint32_t handle)
+{
+	int i;
+
+	for (i = 0; i < FAKE_MAX_OBJS; i++)
+		if (fake.qps[i].live && fake.qps[i].handle == handle)
+			return &fake.qps[i];
+	return NULL;
+}
+
+/*
+ * Round a work queue up the way the kernel will: a power-of-two number
+ * of entries, a power-of-two stride holding the header and the SGEs (or
+ * inline data), and as many SGEs and inline bytes as that stride holds.
+ */
+static struct fake_ring *wq_new(uint32_t *wr, uint32_t *sge, uint32_t *inl,
+				uint32_t hdr_size)
+{
+	uint32_t data = *sge * sizeof(struct vroce_sge);
+	uint32_t stride;
+
+	if (inl && *inl > data)
+		data = *inl;
+	stride = pow2_at_least(hdr_size + data);
+	*wr = pow2_at_least(*wr ? *wr : 1);
+	*sge = (stride - hdr_size) / sizeof(struct vroce_sge);
+	if (*sge > 16)
+		*sge = 16;
+	if (inl)
+		*inl = stride - hdr_size;
+	return ring_new(*wr, stride);
+}
+
+static int create_qp(const void *payload, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_create_qp *cmd = payload;
+	struct {
+		struct ib_uverbs_create_qp_resp core;
+		struct vroce_create_qp_resp drv;
+	} resp = {};
+	struct fake_qp *qp = NULL;
+	struct fake_qp_cap cap;
+	int i;
+
+	fake.create_qp++;
+	if (in_len != sizeof(*cmd) || out_len != sizeof(resp))
+		return EINVAL;
+	if (cmd->pd_handle != FAKE_PD_HANDLE ||
+	    !fake_cq_get(cmd->send_cq_handle) ||
+	    !fake_cq_get(cmd->recv_cq_handle))
+		return EINVAL;
+	if (cmd->qp_type != IBV_QPT_RC && cmd->qp_type != IBV_QPT_UC &&
+	    cmd->qp_type != IBV_QPT_UD)
+		return EOPNOTSUPP;
+	if (cmd->is_srq && !fake.allow_srq)
+		return EOPNOTSUPP;
+	if (cmd->max_send_wr > FAKE_MAX_WR || cmd->max_recv_wr > FAKE_MAX_WR ||
+	    cmd->max_send_sge > 16 || cmd->max_recv_sge > 16 ||
+	    cmd->max_inline_data > 512)
+		return EINVAL;
+	for (i = 0; i < FAKE_MAX_OBJS && !qp; i++)
+		if (!fake.qps[i].live)
+			qp = &fake.qps[i];
+	if (!qp)
+		return ENOMEM;
+
+	cap = (struct fake_qp_cap){
+		.max_send_wr = cmd->max_send_wr,
+		.max_recv_wr = cmd->max_recv_wr,
+		.max_send_sge = cmd->max_send_sge,
+		.max_recv_sge = cmd->max_recv_sge,
+		.max_inline_data = cmd->max_inline_data,
+	};
+	*qp = (struct fake_qp){
+		.live = true,
+		.handle = next_handle++,
+		.qpn = FAKE_QPN_BASE + (uint32_t)(qp - fake.qps),
+		.qp_type = cmd->qp_type,
+		.sq_sig_all = cmd->sq_sig_all,
+		.is_srq = cmd->is_srq,
+		.srq_handle = cmd->srq_handle,
+		.send_cq = cmd->send_cq_handle,
+		.recv_cq = cmd->recv_cq_handle,
+		.req = cap,
+		.state = IBV_QPS_RESET,
+	};
+	qp->sq = wq_new(&cap.max_send_wr, &cap.max_send_sge,
+			&cap.max_inline_data, sizeof(struct vroce_send_wqe));
+	if (cmd->is_srq) {
+		cap.max_recv_wr = 0;
+		cap.max_recv_sge = 0;
+	} else {
+		qp->rq = wq_new(&cap.max_recv_wr, &cap.max_recv_sge, NULL,
+				sizeof(struct vroce_recv_wqe));
+	}
+	if (!qp->sq || (!cmd->is_srq && !qp->rq)) {
+		qp->live = false;
+		return ENOMEM;
+	}
+	qp->cap = cap;
+
+	resp.core.qp_handle = qp->handle;
+	resp.core.qpn = qp->qpn;
+	resp.core.max_send_wr = cap.max_send_wr;
+	resp.core.max_recv_wr = cap.max_recv_wr;
+	resp.core.max_send_sge = cap.max_send_sge;
+	resp.core.max_recv_sge = cap.max_recv_sge;
+	resp.core.max_inline_data = cap.max_inline_data;
+	resp.drv.sq_offset = qp->sq->offset;
+	resp.drv.sq_size = qp->sq->size;
+	resp.drv.sq_entries = qp->sq->entries;
+	resp.drv.sq_wqe_size = qp->sq->stride;
+	if (qp->rq) {
+		resp.drv.rq_offset = qp->rq->offset;
+		resp.drv.rq_size = qp->rq->size;
+		resp.drv.rq_entries = qp->rq->entries;
+		resp.drv.rq_wqe_size = qp->rq->stride;
+	}
+	resp.drv.qpn = qp->qpn;
+	if (fake.tweak)
+		fake.tweak(IB_USER_VERBS_CMD_CREATE_QP, &resp.core, &resp.drv);
+	respond(cmd->response, out_len, &resp, sizeof(resp));
+	return 0;
+}
+
+static int modify_qp(const void *payload, size_t in_len)
+{
+	const struct ib_uverbs_modify_qp *cmd = payload;
+	struct fake_qp *qp = fake_qp_get(cmd->qp_handle);
+
+	fake.modify_qp++;
+	if (!qp || in_len != sizeof(*cmd))
+		return EINVAL;
+	qp->last_modify_mask = cmd->attr_mask;
+	if (cmd->attr_mask & IBV_QP_STATE)
+		qp->state = cmd->qp_state;
+	return 0;
+}
+
+static int query_qp(const void *payload, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_query_qp *cmd = payload;
+	struct ib_uverbs_query_qp_resp resp = {};
+	struct fake_qp *qp = fake_qp_get(cmd->qp_handle);
+
+	fake.query_qp++;
+	if (!qp || in_len != sizeof(*cmd))
+		return EINVAL;
+	resp.qp_state = qp->state;
+	resp.cur_qp_state = qp->state;
+	resp.port_num = 1;
+	resp.max_send_wr = qp->cap.max_send_wr;
+	resp.max_recv_wr = qp->cap.max_recv_wr;
+	resp.max_send_sge = qp->cap.max_send_sge;
+	resp.max_recv_sge = qp->cap.max_recv_sge;
+	resp.max_inline_data = qp->cap.max_inline_data;
+	resp.sq_sig_all = qp->sq_sig_all;
+	respond(cmd->response, out_len, &resp, sizeof(resp));
+	return 0;
+}
+
+static int destroy_qp(const void *payload, size_t out_len)
+{
+	const struct ib_uverbs_destroy_qp *cmd = payload;
+	struct ib_uverbs_destroy_qp_resp resp = {};
+	struct fake_qp *qp = fake_qp_get(cmd->qp_handle);
+
+	fake.destroy_qp++;
+	if (!qp)
+		return EINVAL;
+	qp->live = false;
+	qp->sq->retired = true;
+	if (qp->rq)
+		qp->rq->retired = true;
+	respond(cmd->response, out_len, &resp, sizeof(resp));
+	return 0;
+}
+
+/* The SQ doorbell: a POST_SEND with no work requests. */
+static int post_send(const void *payload, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_post_send *cmd = payload;
+	struct ib_uverbs_post_send_resp resp = {};
+	struct fake_qp *qp = fake_qp_get(cmd->qp_handle);
+
+	fake.doorbells++;
+	fake.last_post_send = *cmd;
+	fake.last_post_send_len = in_len;
+	if (!qp || in_len != sizeof(*cmd) || cmd->wr_count || cmd->sge_count ||
+	    cmd->wqe_size < sizeof(struct ib_uverbs_send_wr) ||
+	    out_len < sizeof(resp))
+		return EINVAL;
+	qp->doorbells++;
+	respond(cmd->response, out_len, &resp, sizeof(resp));
+	return 0;
+}
+
 static int legacy_cmd(const struct ib_uverbs_cmd_hdr *hdr, size_t len)
 {
 	const void *payload = hdr + 1;
@@ -237,6 +719,9 @@ static int legacy_cmd(const struct ib_uverbs_cmd_hdr *hdr, size_t len)
 	if (in_len != len || in_len < sizeof(*hdr))
 		return EINVAL;
 	in_len -= sizeof(*hdr);
+
+	if (fake.fail_errno && hdr->command == fake.fail_cmd)
+		return fake.fail_errno;
 
 	switch (hdr->command) {
 	case IB_USER_VERBS_CMD_GET_CONTEXT:
@@ -249,6 +734,22 @@ static int legacy_cmd(const struct ib_uverbs_cmd_hdr *hdr, size_t len)
 		return alloc_pd(payload, out_len);
 	case IB_USER_VERBS_CMD_DEALLOC_PD:
 		return dealloc_pd(payload);
+	case IB_USER_VERBS_CMD_CREATE_CQ:
+		return create_cq(payload, in_len, out_len);
+	case IB_USER_VERBS_CMD_RESIZE_CQ:
+		return resize_cq(payload, in_len, out_len);
+	case IB_USER_VERBS_CMD_DESTROY_CQ:
+		return destroy_cq(payload, out_len);
+	case IB_USER_VERBS_CMD_CREATE_QP:
+		return create_qp(payload, in_len, out_len);
+	case IB_USER_VERBS_CMD_MODIFY_QP:
+		return modify_qp(payload, in_len);
+	case IB_USER_VERBS_CMD_QUERY_QP:
+		return query_qp(payload, in_len, out_len);
+	case IB_USER_VERBS_CMD_DESTROY_QP:
+		return destroy_qp(payload, out_len);
+	case IB_USER_VERBS_CMD_POST_SEND:
+		return post_send(payload, in_len, out_len);
 	default:
 		fake.unexpected++;
 		fake.last_unexpected = hdr->command;
@@ -285,6 +786,7 @@ static ssize_t fake_uverbs_write(const void *buf, size_t len)
 		errno = EINVAL;
 		return -1;
 	}
+	fake.commands++;
 
 	if (hdr->command & IB_USER_VERBS_CMD_FLAG_EXTENDED)
 		ret = extended_cmd(hdr, len);

@@ -17,6 +17,11 @@
  *  - /dev/null does not know RDMA_VERBS_IOCTL (ENOTTY), so libibverbs
  *    uses the write() command interface, which fake_uverbs_write() answers
  *    the way ib_uverbs would for a vroce device.
+ *  - mmap() and munmap() of a fake cmd fd map the rings of the CQs and QPs
+ *    it created.  Each ring is a memfd the fake "kernel" keeps mapped for
+ *    itself (struct fake_ring.hdr), so a test sees the ring at another
+ *    address than the provider, as the kernel would, and keeps seeing it
+ *    after the provider has unmapped it.
  *
  * The same file is also built as libfake_uverbs.so, to run unmodified
  * programs such as ibv_devinfo against the fake device with LD_PRELOAD.
@@ -29,6 +34,9 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <rdma/ib_user_verbs.h>
+#include <rdma/vroce-abi.h>
+
 #define FAKE_FW_VER	((1ULL << 32) | (2ULL << 16) | 3ULL)
 #define FAKE_FW_STR	"1.2.3"
 #define FAKE_MAX_QP	1234
@@ -37,6 +45,66 @@
 #define FAKE_GID_TBL_LEN 2
 #define FAKE_PD_HANDLE	7
 #define FAKE_PDN	42
+#define FAKE_MAX_CQE	65535
+#define FAKE_MAX_WR	4096
+#define FAKE_MAX_RINGS	128
+#define FAKE_MAX_OBJS	16
+#define FAKE_QPN_BASE	0x100
+#define FAKE_CQN_BASE	0x10
+
+/* One ring buffer as the fake kernel sees it. */
+struct fake_ring {
+	bool used;
+	int memfd;
+	uint64_t offset;		/* mmap offset on the cmd fd */
+	size_t size;			/* ring_size of the create response */
+	uint32_t entries;
+	uint32_t stride;
+	bool retired;			/* its CQ/QP is gone or resized */
+	struct vroce_ring_hdr *hdr;	/* the kernel's own mapping */
+	uint8_t *ent;			/* its entries */
+	unsigned int user_maps;		/* provider mappings alive */
+	void *user_addr;		/* the last one made */
+	size_t user_len;
+};
+
+struct fake_cq {
+	bool live;
+	uint32_t handle;
+	uint32_t cqn;
+	uint32_t cqe;			/* reported to the provider */
+	uint32_t comp_vector;
+	int32_t comp_channel;
+	uint32_t kprod;			/* the kernel's producer index */
+	struct fake_ring *ring;
+};
+
+struct fake_qp_cap {
+	uint32_t max_send_wr;
+	uint32_t max_recv_wr;
+	uint32_t max_send_sge;
+	uint32_t max_recv_sge;
+	uint32_t max_inline_data;
+};
+
+struct fake_qp {
+	bool live;
+	uint32_t handle;
+	uint32_t qpn;
+	uint8_t qp_type;
+	uint8_t sq_sig_all;
+	uint8_t is_srq;
+	uint32_t srq_handle;
+	uint32_t send_cq;		/* handles */
+	uint32_t recv_cq;
+	struct fake_qp_cap req;		/* asked for */
+	struct fake_qp_cap cap;		/* granted */
+	uint32_t state;			/* enum ibv_qp_state */
+	uint32_t last_modify_mask;
+	unsigned int doorbells;
+	struct fake_ring *sq;
+	struct fake_ring *rq;		/* NULL with an SRQ */
+};
 
 struct fake_uverbs {
 	/* What the fake kernel answers. */
@@ -58,8 +126,44 @@ struct fake_uverbs {
 	uint32_t dealloc_pd_handle;
 	unsigned int unexpected;	/* commands vroce does not implement */
 	uint32_t last_unexpected;
+
+	unsigned int commands;		/* every command written */
+	unsigned int create_cq, resize_cq, destroy_cq;
+	unsigned int create_qp, modify_qp, query_qp, destroy_qp;
+	unsigned int doorbells;		/* POST_SEND commands */
+	struct ib_uverbs_post_send last_post_send;
+	size_t last_post_send_len;	/* bytes written */
+	uint32_t resize_cons_seen;	/* CQ ring cons at the last resize */
+	unsigned int bad_mmaps;		/* mmap()s of the fd that failed */
+
+	/* Knobs. */
+	bool allow_srq;			/* else CREATE_QP with an SRQ fails */
+	uint32_t fail_cmd;		/* with fail_errno != 0: fail it */
+	int fail_errno;
+	/*
+	 * Called with the core and driver response of CREATE_CQ,
+	 * RESIZE_CQ and CREATE_QP just before they are written back.
+	 */
+	void (*tweak)(uint32_t command, void *core, void *drv);
+
+	struct fake_ring rings[FAKE_MAX_RINGS];
+	struct fake_cq cqs[FAKE_MAX_OBJS];
+	struct fake_qp qps[FAKE_MAX_OBJS];
 };
 
 extern struct fake_uverbs fake;
+
+/* The live CQ or QP of that handle, or NULL. */
+struct fake_cq *fake_cq_get(uint32_t handle);
+struct fake_qp *fake_qp_get(uint32_t handle);
+
+/*
+ * Add a CQE to the CQ as the kernel does: write it at the kernel's
+ * producer index and publish it.  Fails (false) if the ring is full.
+ */
+bool fake_cq_push(struct fake_cq *cq, const struct vroce_cqe *cqe);
+
+/* Provider mappings of rings still alive. */
+unsigned int fake_user_maps(void);
 
 #endif /* VROCE_FAKE_UVERBS_H */

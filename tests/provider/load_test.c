@@ -20,154 +20,22 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
 
+#include "fake_sysfs.h"
 #include "fake_uverbs.h"
 #include "tap.h"
 #include "vroce.h"
 
 #define SUFFIX "-rdmav34.so"
-
-/* Kept short so every path built under it fits in PATH_MAX. */
-static char tmpdir[512];
-
-/* ---- fake sysfs ---- */
-
-static int put_file(const char *dir, const char *name, const char *text)
-{
-	char path[PATH_MAX + 64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	if (!f)
-		return -1;
-	fputs(text, f);
-	return fclose(f);
-}
-
-static int make_dir(const char *fmt, const char *arg)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), fmt, tmpdir, arg);
-	return mkdir(path, 0755);
-}
-
-/*
- * sys/class/infiniband_verbs/{abi_version,uverbsN/{ibdev,abi_version,dev}}
- * and sys/class/infiniband/<ibdev>/node_type: what libibverbs' sysfs
- * fallback reads to list devices.
- */
-static int add_uverbs(const char *uverbs, const char *ibdev,
-		      const char *abi, const char *cdev)
-{
-	char dir[PATH_MAX];
-
-	if (make_dir("%s/sys/class/infiniband_verbs/%s", uverbs) ||
-	    make_dir("%s/sys/class/infiniband/%s", ibdev))
-		return -1;
-
-	snprintf(dir, sizeof(dir), "%s/sys/class/infiniband_verbs/%s",
-		 tmpdir, uverbs);
-	if (put_file(dir, "ibdev", ibdev) || put_file(dir, "abi_version", abi) ||
-	    put_file(dir, "dev", cdev))
-		return -1;
-
-	snprintf(dir, sizeof(dir), "%s/sys/class/infiniband/%s", tmpdir, ibdev);
-	return put_file(dir, "node_type", "1: CA\n");
-}
-
-/* What ibv_query_gid() and ibv_devinfo read for vroce0's port 1. */
-static int add_port(const char *ibdev)
-{
-	static const char *const gids[FAKE_GID_TBL_LEN] = {
-		"fe80:0000:0000:0000:0200:aaff:fe00:0001\n",
-		"0000:0000:0000:0000:0000:0000:0000:0000\n",
-	};
-	char dir[PATH_MAX];
-	char name[16];
-	int i;
-
-	if (make_dir("%s/sys/class/infiniband/%s/ports", ibdev) ||
-	    make_dir("%s/sys/class/infiniband/%s/ports/1", ibdev) ||
-	    make_dir("%s/sys/class/infiniband/%s/ports/1/gids", ibdev) ||
-	    make_dir("%s/sys/class/infiniband/%s/ports/1/gid_attrs", ibdev) ||
-	    make_dir("%s/sys/class/infiniband/%s/ports/1/gid_attrs/types",
-		     ibdev))
-		return -1;
-
-	for (i = 0; i < FAKE_GID_TBL_LEN; i++) {
-		snprintf(name, sizeof(name), "%d", i);
-		snprintf(dir, sizeof(dir),
-			 "%s/sys/class/infiniband/%s/ports/1/gids", tmpdir,
-			 ibdev);
-		if (put_file(dir, name, gids[i]))
-			return -1;
-		snprintf(dir, sizeof(dir),
-			 "%s/sys/class/infiniband/%s/ports/1/gid_attrs/types",
-			 tmpdir, ibdev);
-		if (put_file(dir, name, "RoCE v2\n"))
-			return -1;
-	}
-
-	snprintf(dir, sizeof(dir), "%s/sys/class/infiniband/%s", tmpdir, ibdev);
-	return put_file(dir, "node_guid", "0200:aaff:fe00:0001\n");
-}
-
-static int make_sysfs(void)
-{
-	char dir[PATH_MAX];
-	char cdev[32];
-	struct stat st;
-
-	if (stat("/dev/null", &st))
-		return -1;
-	snprintf(cdev, sizeof(cdev), "%u:%u\n", major(st.st_rdev),
-		 minor(st.st_rdev));
-
-	if (make_dir("%s/sys%s", "") ||
-	    make_dir("%s/sys/%s", "class") ||
-	    make_dir("%s/sys/class/%s", "infiniband") ||
-	    make_dir("%s/sys/class/%s", "infiniband_verbs"))
-		return -1;
-	snprintf(dir, sizeof(dir), "%s/sys/class/infiniband_verbs", tmpdir);
-	if (put_file(dir, "abi_version", "6\n"))
-		return -1;
-
-	/*
-	 * vroce0's uverbs ABI differs from VROCE_ABI_VERSION on purpose: the
-	 * provider must bind whatever the device reports there.
-	 */
-	if (add_uverbs("uverbs0", "vroce0", "7\n", cdev) || add_port("vroce0"))
-		return -1;
-	return add_uverbs("uverbs1", "mlx9_0", "1\n", cdev);
-}
-
-static int remove_entry(const char *path, const struct stat *st, int type,
-			struct FTW *ftw)
-{
-	(void)st;
-	(void)type;
-	(void)ftw;
-	return remove(path);
-}
-
-static void remove_tree(const char *path)
-{
-	if (nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS))
-		tap_diag("could not remove %s", path);
-}
 
 /* ---- stderr capture ---- */
 
@@ -181,7 +49,8 @@ static int capture_begin(struct capture *cap)
 {
 	int fd;
 
-	snprintf(cap->path, sizeof(cap->path), "%s/stderr.XXXXXX", tmpdir);
+	snprintf(cap->path, sizeof(cap->path), "%s/stderr.XXXXXX",
+		 fake_tmpdir);
 	fd = mkstemp(cap->path);
 	if (fd < 0)
 		return -1;
@@ -349,6 +218,11 @@ static void check_queries(struct ibv_context *ctx)
 		       what " fails with EOPNOTSUPP");			\
 	} while (0)
 
+/*
+ * ibv_create_cq_ex() and ibv_create_qp_ex() with more than a PD, SRQs,
+ * MRs, MWs, AHs and TDs are not implemented: libibverbs' default ops fail
+ * them with EOPNOTSUPP.
+ */
 static void check_unsupported(struct ibv_context *ctx, struct ibv_pd *pd)
 {
 	struct ibv_cq_init_attr_ex cq_attr = { .cqe = 16 };
@@ -358,51 +232,35 @@ static void check_unsupported(struct ibv_context *ctx, struct ibv_pd *pd)
 		.pd = pd,
 		.send_ops_flags = IBV_QP_EX_WITH_SEND,
 	};
-	struct ibv_qp_init_attr qp_attr = { .qp_type = IBV_QPT_RC };
 	struct ibv_srq_init_attr srq_attr = { .attr = { .max_wr = 1 } };
 	struct ibv_ah_attr ah_attr = { .port_num = 1 };
 	struct ibv_td_init_attr td_attr = {};
 	static char buf[4096];
+	unsigned int commands = fake.commands;
 
-	FAILS_NULL(ibv_create_cq(ctx, 16, NULL, NULL, 0), "ibv_create_cq()");
 	FAILS_NULL(ibv_create_cq_ex(ctx, &cq_attr), "ibv_create_cq_ex()");
-	FAILS_NULL(ibv_create_qp(pd, &qp_attr), "ibv_create_qp()");
-	FAILS_NULL(ibv_create_qp_ex(ctx, &qp_attr_ex), "ibv_create_qp_ex()");
+	FAILS_NULL(ibv_create_qp_ex(ctx, &qp_attr_ex),
+		   "ibv_create_qp_ex() with send_ops_flags");
 	FAILS_NULL(ibv_create_srq(pd, &srq_attr), "ibv_create_srq()");
 	FAILS_NULL(ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE),
 		   "ibv_reg_mr()");
 	FAILS_NULL(ibv_alloc_mw(pd, IBV_MW_TYPE_1), "ibv_alloc_mw()");
 	FAILS_NULL(ibv_create_ah(pd, &ah_attr), "ibv_create_ah()");
 	FAILS_NULL(ibv_alloc_td(ctx, &td_attr), "ibv_alloc_td()");
+	tap_ok(fake.commands == commands,
+	       "...all without a command to the kernel");
 }
 
 /*
- * No CQ, QP or SRQ can be created yet; the data path is reached through
- * bare objects that only carry the context.
+ * No SRQ can be created yet; its data path is reached through a bare
+ * object that only carries the context.
  */
 static void check_data_path(struct ibv_context *ctx)
 {
-	struct ibv_cq cq = { .context = ctx };
-	struct ibv_qp qp = { .context = ctx };
 	struct ibv_srq srq = { .context = ctx };
-	struct ibv_send_wr swr = {}, *bad_swr = NULL;
 	struct ibv_recv_wr rwr = {}, *bad_rwr = NULL;
-	struct ibv_wc wc;
 	int ret;
 
-	errno = 0;
-	ret = ibv_poll_cq(&cq, 1, &wc);
-	tap_ok(ret < 0 && errno == EOPNOTSUPP,
-	       "ibv_poll_cq() fails (negative, errno EOPNOTSUPP), got %d", ret);
-	tap_ok(ibv_req_notify_cq(&cq, 0) == EOPNOTSUPP,
-	       "ibv_req_notify_cq() fails with EOPNOTSUPP");
-	ret = ibv_post_send(&qp, &swr, &bad_swr);
-	tap_ok(ret == EOPNOTSUPP && bad_swr == &swr,
-	       "ibv_post_send() fails with EOPNOTSUPP and sets bad_wr");
-	ret = ibv_post_recv(&qp, &rwr, &bad_rwr);
-	tap_ok(ret == EOPNOTSUPP && bad_rwr == &rwr,
-	       "ibv_post_recv() fails with EOPNOTSUPP and sets bad_wr");
-	bad_rwr = NULL;
 	ret = ibv_post_srq_recv(&srq, &rwr, &bad_rwr);
 	tap_ok(ret == EOPNOTSUPP && bad_rwr == &rwr,
 	       "ibv_post_srq_recv() fails with EOPNOTSUPP and sets bad_wr");
@@ -548,49 +406,6 @@ static void check_devinfo(const char *preload)
 		diag_lines("ibv_devinfo", out);
 }
 
-static int setup(const char *so_path)
-{
-	char drivers[PATH_MAX];
-	char sysfs[PATH_MAX];
-	const char *base = getenv("TMPDIR");
-	size_t len = strlen(so_path);
-
-	if (so_path[0] != '/' || len <= strlen(SUFFIX) ||
-	    strcmp(so_path + len - strlen(SUFFIX), SUFFIX)) {
-		tap_diag("need the absolute path of lib<name>%s", SUFFIX);
-		return -1;
-	}
-	if (access(so_path, R_OK)) {
-		tap_diag("%s: %s", so_path, strerror(errno));
-		return -1;
-	}
-
-	if (!base || !*base)
-		base = "/tmp";
-	if (strlen(base) > 400) {
-		tap_diag("TMPDIR too long");
-		return -1;
-	}
-	snprintf(tmpdir, sizeof(tmpdir), "%s/vroce-load.XXXXXX", base);
-	if (!mkdtemp(tmpdir)) {
-		tmpdir[0] = 0;
-		return -1;
-	}
-	if (make_sysfs())
-		return -1;
-
-	snprintf(sysfs, sizeof(sysfs), "%s/sys", tmpdir);
-	snprintf(drivers, sizeof(drivers), "%.*s", (int)(len - strlen(SUFFIX)),
-		 so_path);
-	setenv("SYSFS_PATH", sysfs, 1);
-	setenv("RDMAV_DRIVERS", drivers, 1);
-	setenv("IBV_SHOW_WARNINGS", "1", 1);
-	unsetenv("IBV_DRIVERS");
-	tap_diag("SYSFS_PATH=%s RDMAV_DRIVERS=%s IBV_SHOW_WARNINGS=1", sysfs,
-		 drivers);
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	struct ibv_device **list = NULL;
@@ -604,7 +419,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	if (!tap_ok(setup(argv[1]) == 0, "fake sysfs with vroce0 and mlx9_0"))
+	if (!tap_ok(fake_sysfs_setup(argv[1]) == 0,
+		    "fake sysfs with vroce0 and mlx9_0"))
 		goto out;
 
 	dev = check_device_list(argv[1], &list);
@@ -632,7 +448,6 @@ int main(int argc, char **argv)
 out:
 	if (list)
 		ibv_free_device_list(list);
-	if (tmpdir[0])
-		remove_tree(tmpdir);
+	fake_sysfs_cleanup();
 	return tap_done();
 }

@@ -39,6 +39,7 @@ suite check-symbols "$here/check-symbols.sh" "$provider"
 suite abi_layout "$build/abi_layout"
 suite load_test "$build/load_test" "$provider" \
 	"$(cd "$build" && pwd)/libfake_uverbs.so"
+suite rings_test "$build/rings_test" "$provider"
 
 echo "# provider tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -34,8 +34,12 @@ STRUCTS = {
     'verbs_device_ops': True,
     'verbs_device': False,	# our list node has its own tag
     'verbs_match_ent': False,	# anonymous union member
+    'verbs_cq': True,
+    'verbs_qp': True,
 }
-CMDS = ['ibv_get_context', 'ibv_query_port', 'ibv_alloc_pd']
+CMDS = ['ibv_get_context', 'ibv_query_port', 'ibv_alloc_pd', 'ibv_create_cq',
+        'ibv_resize_cq', 'ibv_create_qp', 'ibv_modify_qp', 'ibv_query_qp',
+        'ibv_post_send']
 
 
 def strip_comments(text):
@@ -60,6 +64,9 @@ def member_names(body):
             fp = re.search(r'\(\s*\*\s*(\w+)\s*\)', decl)
             if fp:
                 names.append(fp.group(1))
+            elif decl.endswith('}'):
+                # anonymous struct or union: its members are ours
+                names.extend(member_names(decl[decl.index('{') + 1:-1]))
             else:
                 names.append(re.search(r'(\w+)\s*(\[[^\]]*\])?\s*$',
                                        decl).group(1))

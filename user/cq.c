@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Copyright (c) the vroce developers
+ *
+ * vroce libibverbs provider: completion queues.
+ *
+ * The kernel writes CQEs into a ring shared with the provider and
+ * publishes them by advancing prod; poll_cq reads them and gives the
+ * slots back by advancing cons, and req_notify_cq arms the CQ by writing
+ * the ring's notify word.  Neither needs a system call.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "vroce.h"
+
+/* The CQE flags are the ibv_wc_flags bits of the same name. */
+#define VROCE_SAME_FLAG(a, b) static_assert((int)(a) == (int)(b), #a)
+VROCE_SAME_FLAG(VROCE_CQE_GRH, IBV_WC_GRH);
+VROCE_SAME_FLAG(VROCE_CQE_WITH_IMM, IBV_WC_WITH_IMM);
+VROCE_SAME_FLAG(VROCE_CQE_IP_CSUM_OK, IBV_WC_IP_CSUM_OK);
+VROCE_SAME_FLAG(VROCE_CQE_WITH_INV, IBV_WC_WITH_INV);
+
+#define VROCE_CQE_FLAGS_KNOWN \
+	(VROCE_CQE_GRH | VROCE_CQE_WITH_IMM | VROCE_CQE_IP_CSUM_OK | \
+	 VROCE_CQE_WITH_INV)
+
+/*
+ * The kernel reports in the core response (ibv_cq.cqe, set by libibverbs)
+ * how many CQEs the CQ holds, and in the driver response how many entries
+ * the ring has.  With free-running indices a ring holds as many CQEs as it
+ * has entries, so cqe may be anything from 1 to entries.
+ */
+static int vroce_cq_map(struct vroce_cq *cq, int cmd_fd, uint64_t offset,
+			uint32_t size, uint32_t entries)
+{
+	if (cq->vcq.cq.cqe < 1 || (uint32_t)cq->vcq.cq.cqe > entries)
+		return EPROTO;
+
+	return vroce_ring_map(&cq->ring, cmd_fd, offset, size, entries,
+			      sizeof(struct vroce_cqe));
+}
+
+struct ibv_cq *vroce_create_cq(struct ibv_context *ibctx, int cqe,
+			       struct ibv_comp_channel *channel,
+			       int comp_vector)
+{
+	struct vroce_create_cq_cmd_resp resp = {};
+	struct ibv_create_cq cmd = {};
+	struct vroce_cq *cq;
+	int ret;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_free;
+
+	ret = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
+				&cmd, sizeof(cmd), &resp.ibv_resp,
+				sizeof(resp));
+	if (ret)
+		goto err_lock;
+
+	ret = vroce_cq_map(cq, ibctx->cmd_fd, resp.drv.ring_offset,
+			   resp.drv.ring_size, resp.drv.entries);
+	if (ret)
+		goto err_destroy;
+
+	cq->cqn = resp.drv.cqn;
+	return &cq->vcq.cq;
+
+err_destroy:
+	/*
+	 * libibverbs has not initialised the CQ's mutex yet; zeroed memory
+	 * is an unlocked mutex, and a CQ that never delivered an event needs
+	 * no waiting in ibv_cmd_destroy_cq().
+	 */
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_lock:
+	pthread_spin_destroy(&cq->lock);
+err_free:
+	free(cq);
+	errno = ret;
+	return NULL;
+}
+
+static void vroce_cqe_to_wc(const struct vroce_cqe *cqe, struct ibv_wc *wc)
+{
+	wc->wr_id = cqe->wr_id;
+	wc->status = cqe->status;
+	wc->opcode = cqe->opcode;
+	wc->vendor_err = 0;
+	wc->byte_len = cqe->byte_len;
+	/* Big endian already, or the invalidated rkey: copied as it is. */
+	wc->imm_data = cqe->imm_data;
+	wc->qp_num = cqe->qp_num;
+	wc->src_qp = cqe->src_qp;
+	wc->wc_flags = cqe->flags & VROCE_CQE_FLAGS_KNOWN;
+	wc->pkey_index = cqe->pkey_index;
+	wc->slid = 0;
+	wc->sl = cqe->sl;
+	wc->dlid_path_bits = 0;
+}
+
+/*
+ * Returns the number of completions written to wc, or a negative errno
+ * value (errno set too): -EIO if the CQ has no ring (a resize whose new
+ * ring could not be mapped) or the kernel published more CQEs than the
+ * ring holds.
+ */
+int vroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
+{
+	struct vroce_cq *cq = to_vcq(ibcq);
+	uint32_t avail, prod, i;
+	int ret;
+
+	if (num_entries <= 0)
+		return 0;
+
+	pthread_spin_lock(&cq->lock);
+	if (!cq->ring.hdr) {
+		ret = -EIO;
+		goto out;
+	}
+
+	prod = vroce_ring_load_acquire(&cq->ring.hdr->prod);
+	avail = prod - cq->cons;
+	if (avail > cq->ring.num) {
+		ret = -EIO;
+		goto out;
+	}
+	if (avail > (uint32_t)num_entries)
+		avail = num_entries;
+
+	for (i = 0; i < avail; i++)
+		vroce_cqe_to_wc(vroce_ring_entry(&cq->ring, cq->cons + i),
+				&wc[i]);
+
+	if (avail) {
+		cq->cons += avail;
+		vroce_ring_store_release(&cq->ring.hdr->cons, cq->cons);
+	}
+	ret = avail;
+out:
+	pthread_spin_unlock(&cq->lock);
+	if (ret < 0)
+		errno = -ret;
+	return ret;
+}
+
+/*
+ * Arm: a new sequence number in the notify word tells the kernel to
+ * signal the completion channel at the next (solicited) completion.
+ */
+int vroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	struct vroce_cq *cq = to_vcq(ibcq);
+	uint32_t seq;
+	int ret = 0;
+
+	pthread_spin_lock(&cq->lock);
+	if (cq->ring.hdr) {
+		seq = (cq->notify >> VROCE_CQ_ARM_SEQ_SHIFT) + 1;
+		cq->notify = (seq << VROCE_CQ_ARM_SEQ_SHIFT) |
+			     (solicited_only ? VROCE_CQ_ARM_SOLICITED : 0);
+		vroce_ring_store_release(&cq->ring.hdr->notify, cq->notify);
+	} else {
+		ret = EIO;
+	}
+	pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
+/*
+ * The kernel copies the CQEs we have not polled (from the cons we publish
+ * first) to the start of a new ring and hands us that ring.  Its cons is
+ * 0 and its prod the number of CQEs copied, so polling goes on from index
+ * 0 of the new ring.
+ */
+int vroce_resize_cq(struct ibv_cq *ibcq, int cqe)
+{
+	struct vroce_resize_cq_cmd_resp resp = {};
+	struct vroce_cq *cq = to_vcq(ibcq);
+	struct ibv_resize_cq cmd = {};
+	struct vroce_ring old;
+	int ret;
+
+	pthread_spin_lock(&cq->lock);
+	if (!cq->ring.hdr) {
+		ret = EIO;
+		goto out;
+	}
+
+	vroce_ring_store_release(&cq->ring.hdr->cons, cq->cons);
+	ret = ibv_cmd_resize_cq(ibcq, cqe, &cmd, sizeof(cmd), &resp.ibv_resp,
+				sizeof(resp));
+	if (ret)
+		goto out;
+
+	/*
+	 * The kernel now writes to the new ring only: if that cannot be
+	 * mapped the CQ is left without a ring and every later poll fails.
+	 */
+	old = cq->ring;
+	cq->ring = (struct vroce_ring){};
+	ret = vroce_cq_map(cq, ibcq->context->cmd_fd, resp.drv.ring_offset,
+			   resp.drv.ring_size, resp.drv.entries);
+	vroce_ring_unmap(&old);
+	cq->cons = 0;
+	/*
+	 * Carry the arm state over: the new ring's notify word must say what
+	 * the old one said.
+	 */
+	if (!ret)
+		vroce_ring_store_release(&cq->ring.hdr->notify, cq->notify);
+out:
+	pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
+int vroce_destroy_cq(struct ibv_cq *ibcq)
+{
+	struct vroce_cq *cq = to_vcq(ibcq);
+	int ret;
+
+	ret = ibv_cmd_destroy_cq(ibcq);
+	if (ret)
+		return ret;
+
+	vroce_ring_unmap(&cq->ring);
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
+	return 0;
+}

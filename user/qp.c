@@ -1,0 +1,566 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Copyright (c) the vroce developers
+ *
+ * vroce libibverbs provider: queue pairs.
+ *
+ * A QP has a send queue ring and, unless it takes its receives from an
+ * SRQ, a receive queue ring, both produced by the provider: post_send and
+ * post_recv write WQEs and publish them by advancing prod, with no system
+ * call.  The kernel's send engine sleeps when it finds the SQ empty; it
+ * then sets VROCE_SQ_NEEDS_WAKEUP in the SQ's notify word and post_send
+ * wakes it with one POST_SEND command carrying no work requests.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vroce.h"
+
+static_assert(sizeof(struct vroce_sge) == sizeof(struct ibv_sge),
+	      "struct vroce_sge");
+
+/* The send flags vroce knows, and their WQE flags. */
+#define VROCE_SEND_FLAGS_KNOWN \
+	(IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | \
+	 IBV_SEND_INLINE)
+
+static int vroce_qp_state(struct vroce_qp *qp)
+{
+	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+}
+
+static int vroce_wq_init(struct vroce_wq *wq)
+{
+	return pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
+}
+
+/*
+ * Map the rings the kernel created, after checking that they can hold
+ * what it granted in attr->cap: max_*_wr WQEs of max_*_sge SGEs (or, in
+ * the SQ, max_inline_data bytes) each.
+ */
+static int vroce_qp_map(struct vroce_qp *qp, int cmd_fd,
+			const struct ibv_qp_init_attr *attr,
+			const struct vroce_create_qp_resp *drv)
+{
+	const struct ibv_qp_cap *cap = &attr->cap;
+	uint64_t need;
+	int ret;
+
+	need = (uint64_t)cap->max_send_sge * sizeof(struct vroce_sge);
+	if (need < cap->max_inline_data)
+		need = cap->max_inline_data;
+	need += sizeof(struct vroce_send_wqe);
+	if (!drv->sq_offset || cap->max_send_wr > drv->sq_entries ||
+	    cap->max_send_sge > UINT8_MAX || drv->sq_wqe_size < need)
+		return EPROTO;
+
+	ret = vroce_ring_map(&qp->sq.ring, cmd_fd, drv->sq_offset,
+			     drv->sq_size, drv->sq_entries, drv->sq_wqe_size);
+	if (ret)
+		return ret;
+	qp->sq.max_sge = cap->max_send_sge;
+	qp->max_inline = cap->max_inline_data;
+
+	/* The receives of an SRQ-backed QP go to the SRQ's ring. */
+	if (attr->srq)
+		return 0;
+
+	need = (uint64_t)cap->max_recv_sge * sizeof(struct vroce_sge) +
+	       sizeof(struct vroce_recv_wqe);
+	if (!drv->rq_offset || cap->max_recv_wr > drv->rq_entries ||
+	    drv->rq_wqe_size < need)
+		ret = EPROTO;
+	else
+		ret = vroce_ring_map(&qp->rq.ring, cmd_fd, drv->rq_offset,
+				     drv->rq_size, drv->rq_entries,
+				     drv->rq_wqe_size);
+	if (ret) {
+		vroce_ring_unmap(&qp->sq.ring);
+		return ret;
+	}
+	qp->rq.max_sge = cap->max_recv_sge;
+	return 0;
+}
+
+struct ibv_qp *vroce_create_qp(struct ibv_pd *ibpd,
+			       struct ibv_qp_init_attr *attr)
+{
+	struct vroce_create_qp_cmd_resp resp = {};
+	struct ibv_create_qp cmd = {};
+	struct vroce_qp *qp;
+	int ret;
+
+	switch (attr->qp_type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		break;
+	default:
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!attr->send_cq || !attr->recv_cq) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = vroce_wq_init(&qp->sq);
+	if (ret)
+		goto err_free;
+	ret = vroce_wq_init(&qp->rq);
+	if (ret)
+		goto err_sq_lock;
+
+	/* On success this also writes the granted capabilities to attr->cap. */
+	ret = ibv_cmd_create_qp(ibpd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
+				&resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_rq_lock;
+
+	ret = vroce_qp_map(qp, ibpd->context->cmd_fd, attr, &resp.drv);
+	if (ret)
+		goto err_destroy;
+
+	/* No struct ibv_qp_ex operations, no XRC domain. */
+	qp->vqp.comp_mask = 0;
+	qp->state = IBV_QPS_RESET;
+	qp->sq_sig_all = attr->sq_sig_all;
+	qp->qpn = resp.drv.qpn;
+	return &qp->vqp.qp;
+
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+err_rq_lock:
+	pthread_spin_destroy(&qp->rq.lock);
+err_sq_lock:
+	pthread_spin_destroy(&qp->sq.lock);
+err_free:
+	free(qp);
+	errno = ret;
+	return NULL;
+}
+
+int vroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		    int attr_mask)
+{
+	struct vroce_qp *qp = to_vqp(ibqp);
+	struct ibv_modify_qp cmd = {};
+	int ret;
+
+	ret = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (!ret && (attr_mask & IBV_QP_STATE))
+		__atomic_store_n(&qp->state, attr->qp_state, __ATOMIC_RELEASE);
+	return ret;
+}
+
+int vroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+		   int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct ibv_query_qp cmd = {};
+
+	return ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
+				sizeof(cmd));
+}
+
+int vroce_destroy_qp(struct ibv_qp *ibqp)
+{
+	struct vroce_qp *qp = to_vqp(ibqp);
+	int ret;
+
+	ret = ibv_cmd_destroy_qp(ibqp);
+	if (ret)
+		return ret;
+
+	vroce_ring_unmap(&qp->sq.ring);
+	vroce_ring_unmap(&qp->rq.ring);
+	pthread_spin_destroy(&qp->rq.lock);
+	pthread_spin_destroy(&qp->sq.lock);
+	free(qp);
+	return 0;
+}
+
+/*
+ * Room for one more WQE?  cons is the last value read from the ring; it
+ * is read again only when the ring looks full.  A cons the kernel moved
+ * past prod (a broken ring) also reads as full.
+ */
+static bool vroce_wq_full(struct vroce_wq *wq, uint32_t *cons)
+{
+	if (wq->prod - *cons < wq->ring.num)
+		return false;
+	*cons = vroce_ring_load_acquire(&wq->ring.hdr->cons);
+	return wq->prod - *cons >= wq->ring.num;
+}
+
+/*
+ * Posting receives is allowed in every state but RESET (the IBTA QP state
+ * machine: INIT, RTR, RTS, SQD and SQE accept them; in ERR they are
+ * accepted too, and the kernel completes them with a flush error).
+ */
+int vroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr)
+{
+	struct vroce_qp *qp = to_vqp(ibqp);
+	struct vroce_wq *rq = &qp->rq;
+	struct vroce_recv_wqe *wqe;
+	struct vroce_sge *sge;
+	uint32_t start, cons;
+	int ret = 0;
+	int i;
+
+	/* An SRQ-backed QP has no RQ: receives go to ibv_post_srq_recv(). */
+	if (!rq->ring.hdr || vroce_qp_state(qp) == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
+	}
+
+	pthread_spin_lock(&rq->lock);
+	start = rq->prod;
+	cons = vroce_ring_load_acquire(&rq->ring.hdr->cons);
+	for (; wr; wr = wr->next) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > rq->max_sge) {
+			ret = EINVAL;
+			break;
+		}
+		if (vroce_wq_full(rq, &cons)) {
+			ret = ENOMEM;
+			break;
+		}
+
+		wqe = vroce_ring_entry(&rq->ring, rq->prod);
+		*wqe = (struct vroce_recv_wqe){
+			.wr_id = wr->wr_id,
+			.num_sge = wr->num_sge,
+		};
+		sge = (struct vroce_sge *)(wqe + 1);
+		for (i = 0; i < wr->num_sge; i++)
+			sge[i] = (struct vroce_sge){
+				.addr = wr->sg_list[i].addr,
+				.length = wr->sg_list[i].length,
+				.lkey = wr->sg_list[i].lkey,
+			};
+		rq->prod++;
+	}
+	if (rq->prod != start)
+		vroce_ring_store_release(&rq->ring.hdr->prod, rq->prod);
+	pthread_spin_unlock(&rq->lock);
+
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
+/*
+ * The opcodes each transport allows (the opcode table of ibv_post_send(3),
+ * less SEND_WITH_INV on UC: the IBTA defines Send with Invalidate packets
+ * for RC and XRC only), and their enum ib_uverbs_wr_opcode value.
+ * Returns -1 if the QP cannot post it.
+ */
+static int vroce_wqe_opcode(enum ibv_qp_type qp_type,
+			    enum ibv_wr_opcode opcode)
+{
+	switch (opcode) {
+	case IBV_WR_SEND:
+		return IB_UVERBS_WR_SEND;
+	case IBV_WR_SEND_WITH_IMM:
+		return IB_UVERBS_WR_SEND_WITH_IMM;
+	default:
+		break;
+	}
+	if (qp_type == IBV_QPT_UD)
+		return -1;
+
+	switch (opcode) {
+	case IBV_WR_RDMA_WRITE:
+		return IB_UVERBS_WR_RDMA_WRITE;
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	case IBV_WR_LOCAL_INV:
+		return IB_UVERBS_WR_LOCAL_INV;
+	case IBV_WR_BIND_MW:
+		return IB_UVERBS_WR_BIND_MW;
+	default:
+		break;
+	}
+	if (qp_type == IBV_QPT_UC)
+		return -1;
+
+	switch (opcode) {
+	case IBV_WR_RDMA_READ:
+		return IB_UVERBS_WR_RDMA_READ;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+		return IB_UVERBS_WR_ATOMIC_CMP_AND_SWP;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+	case IBV_WR_SEND_WITH_INV:
+		return IB_UVERBS_WR_SEND_WITH_INV;
+	default:
+		return -1;
+	}
+}
+
+/* Inline data is only meaningful where the WR sends local data. */
+static bool vroce_opcode_can_inline(enum ibv_wr_opcode opcode)
+{
+	switch (opcode) {
+	case IBV_WR_SEND:
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Copy the gather list's bytes behind the WQE header. */
+static int vroce_copy_inline(struct vroce_qp *qp, const struct ibv_send_wr *wr,
+			     struct vroce_send_wqe *hdr, uint8_t *data)
+{
+	uint64_t len = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++)
+		len += wr->sg_list[i].length;
+	if (len > qp->max_inline)
+		return EINVAL;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		memcpy(data, (const void *)(uintptr_t)wr->sg_list[i].addr,
+		       wr->sg_list[i].length);
+		data += wr->sg_list[i].length;
+	}
+	hdr->inline_len = len;
+	hdr->flags |= VROCE_WQE_INLINE;
+	return 0;
+}
+
+/*
+ * Check one WR against the QP and, if it is valid, write its WQE to the
+ * slot.  Nothing is written for a WR that fails.
+ */
+static int vroce_write_send_wqe(struct vroce_qp *qp,
+				const struct ibv_send_wr *wr, void *slot)
+{
+	enum ibv_qp_type qp_type = qp->vqp.qp.qp_type;
+	struct vroce_send_wqe hdr = { .wr_id = wr->wr_id };
+	uint8_t *data = (uint8_t *)slot + sizeof(hdr);
+	struct vroce_sge *sge = (struct vroce_sge *)data;
+	bool sges = true;
+	int opcode;
+	int ret;
+	int i;
+
+	opcode = vroce_wqe_opcode(qp_type, wr->opcode);
+	if (opcode < 0 || wr->num_sge < 0 ||
+	    (uint32_t)wr->num_sge > qp->sq.max_sge ||
+	    (wr->send_flags & ~VROCE_SEND_FLAGS_KNOWN))
+		return EINVAL;
+	if ((wr->send_flags & IBV_SEND_INLINE) &&
+	    !vroce_opcode_can_inline(wr->opcode))
+		return EINVAL;
+
+	hdr.opcode = opcode;
+	if (wr->send_flags & IBV_SEND_FENCE)
+		hdr.flags |= VROCE_WQE_FENCE;
+	if ((wr->send_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all)
+		hdr.flags |= VROCE_WQE_SIGNALED;
+	if (wr->send_flags & IBV_SEND_SOLICITED)
+		hdr.flags |= VROCE_WQE_SOLICITED;
+
+	switch (wr->opcode) {
+	case IBV_WR_SEND_WITH_IMM:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+		hdr.imm_data = wr->imm_data;
+		break;
+	case IBV_WR_SEND_WITH_INV:
+	case IBV_WR_LOCAL_INV:
+		hdr.imm_data = wr->invalidate_rkey;
+		break;
+	default:
+		break;
+	}
+
+	switch (wr->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		hdr.u.rdma.remote_addr = wr->wr.rdma.remote_addr;
+		hdr.u.rdma.rkey = wr->wr.rdma.rkey;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		if (wr->wr.atomic.remote_addr & 7)
+			return EINVAL;
+		hdr.u.atomic.remote_addr = wr->wr.atomic.remote_addr;
+		hdr.u.atomic.compare_add = wr->wr.atomic.compare_add;
+		hdr.u.atomic.swap = wr->wr.atomic.swap;
+		hdr.u.atomic.rkey = wr->wr.atomic.rkey;
+		break;
+	case IBV_WR_LOCAL_INV:
+		/* Names its target by rkey only: no data, no SGEs. */
+		sges = false;
+		break;
+	case IBV_WR_BIND_MW:
+		/*
+		 * The MW is named by the new rkey (same index, new key);
+		 * the bind moves no data, so the WR's SGEs are not used.
+		 */
+		hdr.u.bind.addr = wr->bind_mw.bind_info.addr;
+		hdr.u.bind.length = wr->bind_mw.bind_info.length;
+		hdr.u.bind.mr_lkey = wr->bind_mw.bind_info.mr ?
+				     wr->bind_mw.bind_info.mr->lkey : 0;
+		hdr.u.bind.new_rkey = wr->bind_mw.rkey;
+		hdr.u.bind.access = wr->bind_mw.bind_info.mw_access_flags;
+		sges = false;
+		break;
+	default:
+		break;
+	}
+
+	if (qp_type == IBV_QPT_UD) {
+		struct ibv_ah *ah = wr->wr.ud.ah;
+
+		if (!ah)
+			return EINVAL;
+		/*
+		 * An AH of this context was made by vroce's create_ah and
+		 * carries the kernel's AH number.  Any other AH is not ours:
+		 * the WQE names AH 0, which the kernel rejects.
+		 */
+		if (ah->context == qp->vqp.qp.context)
+			hdr.u.ud.ah_num = to_vah(ah)->ah_num;
+		hdr.u.ud.remote_qpn = wr->wr.ud.remote_qpn;
+		hdr.u.ud.remote_qkey = wr->wr.ud.remote_qkey;
+	}
+
+	if (wr->send_flags & IBV_SEND_INLINE) {
+		ret = vroce_copy_inline(qp, wr, &hdr, data);
+		if (ret)
+			return ret;
+	} else if (sges) {
+		hdr.num_sge = wr->num_sge;
+		for (i = 0; i < wr->num_sge; i++)
+			sge[i] = (struct vroce_sge){
+				.addr = wr->sg_list[i].addr,
+				.length = wr->sg_list[i].length,
+				.lkey = wr->sg_list[i].lkey,
+			};
+	}
+
+	memcpy(slot, &hdr, sizeof(hdr));
+	return 0;
+}
+
+/* Wake the kernel's send engine: POST_SEND with no work requests. */
+static int vroce_sq_doorbell(struct vroce_qp *qp)
+{
+	struct ib_uverbs_post_send_resp resp = {};
+	struct ibv_post_send cmd = {
+		.hdr = {
+			.command = IB_USER_VERBS_CMD_POST_SEND,
+			.in_words = sizeof(cmd) / 4,
+			.out_words = sizeof(resp) / 4,
+		},
+		.core_payload = {
+			.response = (uintptr_t)&resp,
+			.qp_handle = qp->vqp.qp.handle,
+			.wr_count = 0,
+			.sge_count = 0,
+			.wqe_size = sizeof(struct ib_uverbs_send_wr),
+		},
+	};
+	ssize_t n;
+
+	static_assert(sizeof(cmd) % 4 == 0 && sizeof(resp) % 4 == 0,
+		      "uverbs command sizes are counted in words");
+
+	n = write(qp->vqp.qp.context->cmd_fd, &cmd, sizeof(cmd));
+	if (n == (ssize_t)sizeof(cmd))
+		return 0;
+	return n < 0 ? errno : EIO;
+}
+
+/*
+ * Posting sends is refused in RESET, INIT and RTR (in the IBTA QP state
+ * machine the send queue accepts WRs from RTS on) and allowed in RTS, SQD,
+ * SQE and ERR; in SQE and ERR the kernel completes them with a flush
+ * error.
+ *
+ * WRs before the first one that fails are posted; *bad_wr names the one
+ * that failed.  If all were posted but the doorbell system call failed,
+ * the WRs sit in the SQ until the send engine next wakes; that error is
+ * returned with *bad_wr naming the first WR.
+ */
+int vroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		    struct ibv_send_wr **bad_wr)
+{
+	struct vroce_qp *qp = to_vqp(ibqp);
+	struct vroce_wq *sq = &qp->sq;
+	struct ibv_send_wr *first = wr;
+	bool wakeup = false;
+	void *slot;
+	uint32_t start, cons;
+	int ret = 0;
+
+	switch (vroce_qp_state(qp)) {
+	case IBV_QPS_RESET:
+	case IBV_QPS_INIT:
+	case IBV_QPS_RTR:
+		*bad_wr = wr;
+		return EINVAL;
+	default:
+		break;
+	}
+
+	pthread_spin_lock(&sq->lock);
+	start = sq->prod;
+	cons = vroce_ring_load_acquire(&sq->ring.hdr->cons);
+	for (; wr; wr = wr->next) {
+		if (vroce_wq_full(sq, &cons)) {
+			ret = ENOMEM;
+			break;
+		}
+		slot = vroce_ring_entry(&sq->ring, sq->prod);
+		ret = vroce_write_send_wqe(qp, wr, slot);
+		if (ret)
+			break;
+		sq->prod++;
+	}
+	if (sq->prod != start) {
+		vroce_ring_store_release(&sq->ring.hdr->prod, sq->prod);
+		/*
+		 * Pairs with the kernel's barrier between setting
+		 * NEEDS_WAKEUP and reading prod again: either it sees our
+		 * prod or we see its flag.
+		 */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		wakeup = __atomic_load_n(&sq->ring.hdr->notify,
+					 __ATOMIC_RELAXED) &
+			 VROCE_SQ_NEEDS_WAKEUP;
+	}
+	pthread_spin_unlock(&sq->lock);
+
+	if (ret) {
+		*bad_wr = wr;
+		if (wakeup)
+			vroce_sq_doorbell(qp);
+		return ret;
+	}
+	if (wakeup) {
+		ret = vroce_sq_doorbell(qp);
+		if (ret)
+			*bad_wr = first;
+	}
+	return ret;
+}

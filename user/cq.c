@@ -41,9 +41,10 @@ static int vroce_cq_map(struct vroce_cq *cq, int cmd_fd, uint64_t offset,
 			      sizeof(struct vroce_cqe));
 }
 
-struct ibv_cq *vroce_create_cq(struct ibv_context *ibctx, int cqe,
-			       struct ibv_comp_channel *channel,
-			       int comp_vector)
+/* Both create verbs: the kernel's CQ and its mapped ring, or NULL. */
+static struct vroce_cq *vroce_cq_create(struct ibv_context *ibctx, int cqe,
+					struct ibv_comp_channel *channel,
+					int comp_vector)
 {
 	struct vroce_create_cq_cmd_resp resp = {};
 	struct ibv_create_cq cmd = {};
@@ -72,7 +73,7 @@ struct ibv_cq *vroce_create_cq(struct ibv_context *ibctx, int cqe,
 		goto err_destroy;
 
 	cq->cqn = resp.drv.cqn;
-	return &cq->vcq.cq;
+	return cq;
 
 err_destroy:
 	/*
@@ -87,6 +88,16 @@ err_free:
 	free(cq);
 	errno = ret;
 	return NULL;
+}
+
+struct ibv_cq *vroce_create_cq(struct ibv_context *ibctx, int cqe,
+			       struct ibv_comp_channel *channel,
+			       int comp_vector)
+{
+	struct vroce_cq *cq;
+
+	cq = vroce_cq_create(ibctx, cqe, channel, comp_vector);
+	return cq ? &cq->vcq.cq : NULL;
 }
 
 static void vroce_cqe_to_wc(const struct vroce_cqe *cqe, struct ibv_wc *wc)
@@ -221,6 +232,179 @@ int vroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 out:
 	pthread_spin_unlock(&cq->lock);
 	return ret;
+}
+
+/*
+ * Extended polling.  ibv_start_poll() takes the CQ lock and, if a CQE is
+ * there, makes it the current one; ibv_next_poll() consumes the current
+ * CQE and moves on; ibv_end_poll() consumes the current CQE, if any,
+ * publishes cons and drops the lock.  When ibv_start_poll() fails
+ * (ENOENT: no CQE, EIO: no ring or a broken one) the lock is already
+ * dropped, as ibv_end_poll() is not called then.
+ */
+
+/* Point cur at the CQE at cons: 0, ENOENT or EIO. */
+static int vroce_cq_ex_load(struct vroce_cq *cq)
+{
+	uint32_t prod, avail;
+
+	cq->cur = NULL;
+	if (!cq->ring.hdr)
+		return EIO;
+	prod = vroce_ring_load_acquire(&cq->ring.hdr->prod);
+	avail = prod - cq->cons;
+	if (avail > cq->ring.num)
+		return EIO;
+	if (!avail)
+		return ENOENT;
+
+	cq->cur = vroce_ring_entry(&cq->ring, cq->cons);
+	cq->vcq.cq_ex.wr_id = cq->cur->wr_id;
+	cq->vcq.cq_ex.status = cq->cur->status;
+	return 0;
+}
+
+static int vroce_start_poll(struct ibv_cq_ex *ibcq,
+			    struct ibv_poll_cq_attr *attr)
+{
+	struct vroce_cq *cq = to_vcq_ex(ibcq);
+	int ret;
+
+	if (attr->comp_mask)
+		return EINVAL;
+
+	pthread_spin_lock(&cq->lock);
+	ret = vroce_cq_ex_load(cq);
+	if (ret)
+		pthread_spin_unlock(&cq->lock);
+	return ret;
+}
+
+static int vroce_next_poll(struct ibv_cq_ex *ibcq)
+{
+	struct vroce_cq *cq = to_vcq_ex(ibcq);
+
+	if (cq->cur)
+		cq->cons++;
+	return vroce_cq_ex_load(cq);
+}
+
+static void vroce_end_poll(struct ibv_cq_ex *ibcq)
+{
+	struct vroce_cq *cq = to_vcq_ex(ibcq);
+
+	if (cq->cur)
+		cq->cons++;
+	cq->cur = NULL;
+	if (cq->ring.hdr)
+		vroce_ring_store_release(&cq->ring.hdr->cons, cq->cons);
+	pthread_spin_unlock(&cq->lock);
+}
+
+static enum ibv_wc_opcode vroce_wc_read_opcode(struct ibv_cq_ex *ibcq)
+{
+	return to_vcq_ex(ibcq)->cur->opcode;
+}
+
+static uint32_t vroce_wc_read_vendor_err(struct ibv_cq_ex *ibcq)
+{
+	(void)ibcq;
+	return 0;
+}
+
+static uint32_t vroce_wc_read_byte_len(struct ibv_cq_ex *ibcq)
+{
+	return to_vcq_ex(ibcq)->cur->byte_len;
+}
+
+static __be32 vroce_wc_read_imm_data(struct ibv_cq_ex *ibcq)
+{
+	return to_vcq_ex(ibcq)->cur->imm_data;
+}
+
+static uint32_t vroce_wc_read_qp_num(struct ibv_cq_ex *ibcq)
+{
+	return to_vcq_ex(ibcq)->cur->qp_num;
+}
+
+static uint32_t vroce_wc_read_src_qp(struct ibv_cq_ex *ibcq)
+{
+	return to_vcq_ex(ibcq)->cur->src_qp;
+}
+
+static unsigned int vroce_wc_read_wc_flags(struct ibv_cq_ex *ibcq)
+{
+	return to_vcq_ex(ibcq)->cur->flags & VROCE_CQE_FLAGS_KNOWN;
+}
+
+/* RoCE has no LIDs. */
+static uint32_t vroce_wc_read_slid(struct ibv_cq_ex *ibcq)
+{
+	(void)ibcq;
+	return 0;
+}
+
+static uint8_t vroce_wc_read_sl(struct ibv_cq_ex *ibcq)
+{
+	return to_vcq_ex(ibcq)->cur->sl;
+}
+
+static uint8_t vroce_wc_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
+{
+	(void)ibcq;
+	return 0;
+}
+
+/* What a CQE has: no timestamps, VLAN, flow tag or tag matching. */
+#define VROCE_CQ_EX_WC_FLAGS	IBV_WC_STANDARD_FLAGS
+#define VROCE_CQ_EX_FLAGS	IBV_CREATE_CQ_ATTR_SINGLE_THREADED
+
+/*
+ * ibv_create_cq_ex(): the same CQ as ibv_create_cq() (the kernel is asked
+ * with the same command), with the extended polling functions.  Fails
+ * with EOPNOTSUPP for a wc_flags field a CQE does not carry, a parent
+ * domain or IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN.  SINGLE_THREADED is only a
+ * hint: the CQ keeps its lock.
+ */
+struct ibv_cq_ex *vroce_create_cq_ex(struct ibv_context *ibctx,
+				     struct ibv_cq_init_attr_ex *attr)
+{
+	struct ibv_cq_ex *ex;
+	struct vroce_cq *cq;
+
+	if ((attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	    (attr->wc_flags & ~(uint64_t)VROCE_CQ_EX_WC_FLAGS) ||
+	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
+	     (attr->flags & ~VROCE_CQ_EX_FLAGS))) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+
+	/*
+	 * libibverbs initialises what it owns in the CQ (context, channel,
+	 * cq_context, events) once we return it, as for ibv_create_cq().
+	 */
+	cq = vroce_cq_create(ibctx, attr->cqe, attr->channel,
+			     attr->comp_vector);
+	if (!cq)
+		return NULL;
+
+	ex = &cq->vcq.cq_ex;
+	ex->comp_mask = 0;
+	ex->start_poll = vroce_start_poll;
+	ex->next_poll = vroce_next_poll;
+	ex->end_poll = vroce_end_poll;
+	ex->read_opcode = vroce_wc_read_opcode;
+	ex->read_vendor_err = vroce_wc_read_vendor_err;
+	ex->read_byte_len = vroce_wc_read_byte_len;
+	ex->read_imm_data = vroce_wc_read_imm_data;
+	ex->read_qp_num = vroce_wc_read_qp_num;
+	ex->read_src_qp = vroce_wc_read_src_qp;
+	ex->read_wc_flags = vroce_wc_read_wc_flags;
+	ex->read_slid = vroce_wc_read_slid;
+	ex->read_sl = vroce_wc_read_sl;
+	ex->read_dlid_path_bits = vroce_wc_read_dlid_path_bits;
+	return ex;
 }
 
 int vroce_destroy_cq(struct ibv_cq *ibcq)

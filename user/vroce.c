@@ -14,14 +14,15 @@ static void vroce_free_context(struct ibv_context *ibctx);
 
 /*
  * Verbs we implement.  Every op left NULL keeps libibverbs' default, which
- * fails with EOPNOTSUPP: SRQs, MRs, MWs, AHs and every extended verb
- * (ibv_create_cq_ex(), ibv_create_qp_ex() beyond a PD, ...).  The SRQ
+ * fails with EOPNOTSUPP: SRQs, MRs, MWs, AHs and the extended verbs but
+ * ibv_create_cq_ex() (ibv_create_qp_ex() beyond a PD, ...).  The SRQ
  * data-path entry points are set explicitly because their defaults leave
  * *bad_wr unset.
  */
 static const struct verbs_context_ops vroce_ctx_ops = {
 	.alloc_pd = vroce_alloc_pd,
 	.create_cq = vroce_create_cq,
+	.create_cq_ex = vroce_create_cq_ex,
 	.create_qp = vroce_create_qp,
 	.dealloc_pd = vroce_dealloc_pd,
 	.destroy_cq = vroce_destroy_cq,

@@ -58,6 +58,11 @@ struct vroce_cq {
 	uint32_t cons;			/* our consumer index */
 	uint32_t notify;		/* the last arm word we wrote */
 	uint32_t cqn;
+	/*
+	 * Extended polling (ibv_start_poll() to ibv_end_poll(), under lock):
+	 * the CQE at cons the iterator is on, or NULL.
+	 */
+	const struct vroce_cqe *cur;
 };
 
 /* One work queue of a QP (SQ or RQ): the provider produces into ring. */
@@ -170,6 +175,11 @@ static inline struct vroce_cq *to_vcq(struct ibv_cq *ibcq)
 	return vroce_container_of(ibcq, struct vroce_cq, vcq.cq);
 }
 
+static inline struct vroce_cq *to_vcq_ex(struct ibv_cq_ex *ibcq)
+{
+	return vroce_container_of(ibcq, struct vroce_cq, vcq.cq_ex);
+}
+
 static inline struct vroce_qp *to_vqp(struct ibv_qp *ibqp)
 {
 	return vroce_container_of(ibqp, struct vroce_qp, vqp.qp);
@@ -198,6 +208,8 @@ int vroce_post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *op,
 struct ibv_cq *vroce_create_cq(struct ibv_context *ibctx, int cqe,
 			       struct ibv_comp_channel *channel,
 			       int comp_vector);
+struct ibv_cq_ex *vroce_create_cq_ex(struct ibv_context *ibctx,
+				     struct ibv_cq_init_attr_ex *attr);
 int vroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int vroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 int vroce_resize_cq(struct ibv_cq *ibcq, int cqe);

@@ -219,13 +219,11 @@ static void check_queries(struct ibv_context *ctx)
 	} while (0)
 
 /*
- * ibv_create_cq_ex() and ibv_create_qp_ex() with more than a PD, SRQs,
- * MRs, MWs, AHs and TDs are not implemented: libibverbs' default ops fail
- * them with EOPNOTSUPP.
+ * ibv_create_qp_ex() with more than a PD, SRQs, MRs, MWs, AHs and TDs are
+ * not implemented: libibverbs' default ops fail them with EOPNOTSUPP.
  */
 static void check_unsupported(struct ibv_context *ctx, struct ibv_pd *pd)
 {
-	struct ibv_cq_init_attr_ex cq_attr = { .cqe = 16 };
 	struct ibv_qp_init_attr_ex qp_attr_ex = {
 		.qp_type = IBV_QPT_RC,
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
@@ -238,7 +236,6 @@ static void check_unsupported(struct ibv_context *ctx, struct ibv_pd *pd)
 	static char buf[4096];
 	unsigned int commands = fake.commands;
 
-	FAILS_NULL(ibv_create_cq_ex(ctx, &cq_attr), "ibv_create_cq_ex()");
 	FAILS_NULL(ibv_create_qp_ex(ctx, &qp_attr_ex),
 		   "ibv_create_qp_ex() with send_ops_flags");
 	FAILS_NULL(ibv_create_srq(pd, &srq_attr), "ibv_create_srq()");

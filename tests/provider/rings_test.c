@@ -474,6 +474,152 @@ static void check_resize(struct ibv_cq *cq)
 	tap_ok(ibv_destroy_cq(cq2) == 0, "...and it can still be destroyed");
 }
 
+/* ---- extended CQs ---- */
+
+/* The CQ lock is free (so the verb that returned dropped it). */
+static bool unlocked(struct ibv_cq_ex *cq)
+{
+	pthread_spinlock_t *lock = &to_vcq_ex(cq)->lock;
+
+	if (pthread_spin_trylock(lock))
+		return false;
+	pthread_spin_unlock(lock);
+	return true;
+}
+
+static void check_cq_ex_refused(struct ibv_cq_init_attr_ex *attr,
+				const char *what)
+{
+	unsigned int commands = fake.commands;
+
+	errno = 0;
+	tap_ok(!ibv_create_cq_ex(ctx, attr) && errno == EOPNOTSUPP &&
+	       fake.commands == commands,
+	       "ibv_create_cq_ex() with %s fails with EOPNOTSUPP, no command",
+	       what);
+}
+
+static void check_cq_ex(void)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = 4,
+		.cq_context = (void *)0x5678,
+		.comp_vector = 1,
+		.wc_flags = IBV_WC_STANDARD_FLAGS,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS,
+		.flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED,
+	};
+	struct ibv_poll_cq_attr pattr = {};
+	struct vroce_cqe c[3];
+	struct ibv_cq_ex *cq;
+	struct ibv_wc wc[4];
+	struct fake_cq *f;
+	bool ok;
+	int ret, i;
+
+	attr.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	check_cq_ex_refused(&attr, "a completion timestamp");
+	attr.wc_flags = IBV_WC_STANDARD_FLAGS;
+	attr.flags |= IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
+	check_cq_ex_refused(&attr, "IGNORE_OVERRUN");
+	attr.flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
+	attr.comp_mask |= IBV_CQ_INIT_ATTR_MASK_PD;
+	check_cq_ex_refused(&attr, "a parent domain");
+	attr.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
+
+	cq = ibv_create_cq_ex(ctx, &attr);
+	if (!tap_ok(cq != NULL, "ibv_create_cq_ex() with the standard wc_flags"))
+		return;
+	f = fcq(ibv_cq_ex_to_cq(cq));
+	tap_ok(f && cq->cqe == 4 && f->comp_vector == 1 && cq->context == ctx &&
+	       cq->cq_context == (void *)0x5678 && !cq->channel &&
+	       f->ring->user_maps == 1,
+	       "the extended CQ is initialised (context, cq_context) and mapped");
+	if (!f)
+		return;
+
+	/* A lock left held would hang what follows: stop there. */
+	ret = ibv_start_poll(cq, &pattr);
+	if (!tap_ok(ret == ENOENT && unlocked(cq),
+		    "start_poll on an empty CQ: ENOENT, lock dropped"))
+		return;
+	pattr.comp_mask = 1;
+	ret = ibv_start_poll(cq, &pattr);
+	if (!tap_ok(ret == EINVAL && unlocked(cq),
+		    "start_poll with an unknown comp_mask: EINVAL"))
+		return;
+	pattr.comp_mask = 0;
+
+	c[0] = (struct vroce_cqe){
+		.wr_id = 10,
+		.status = IBV_WC_SUCCESS,
+		.opcode = IBV_WC_RECV_RDMA_WITH_IMM,
+		.flags = VROCE_CQE_WITH_IMM | VROCE_CQE_GRH | 0x80,
+		.sl = 5,
+		.byte_len = 99,
+		.imm_data = 0x04030201,
+		.qp_num = 0x21,
+		.src_qp = 0x22,
+	};
+	c[1] = cqe_of(11);
+	c[1].status = IBV_WC_WR_FLUSH_ERR;
+	c[2] = cqe_of(12);
+	ok = true;
+	for (i = 0; i < 3; i++)
+		ok &= fake_cq_push(f, &c[i]);
+	tap_ok(ok, "the kernel adds 3 CQEs");
+
+	ret = ibv_start_poll(cq, &pattr);
+	tap_ok(!ret && cq->wr_id == 10 && cq->status == IBV_WC_SUCCESS &&
+	       !unlocked(cq),
+	       "start_poll: the first CQE, the lock held for the batch");
+	tap_ok(ibv_wc_read_opcode(cq) == IBV_WC_RECV_RDMA_WITH_IMM &&
+	       ibv_wc_read_byte_len(cq) == 99 &&
+	       ibv_wc_read_imm_data(cq) == 0x04030201 &&
+	       ibv_wc_read_qp_num(cq) == 0x21 &&
+	       ibv_wc_read_src_qp(cq) == 0x22 &&
+	       ibv_wc_read_wc_flags(cq) == (IBV_WC_WITH_IMM | IBV_WC_GRH) &&
+	       ibv_wc_read_sl(cq) == 5 && ibv_wc_read_slid(cq) == 0 &&
+	       ibv_wc_read_dlid_path_bits(cq) == 0 &&
+	       ibv_wc_read_vendor_err(cq) == 0,
+	       "the read functions return the CQE's fields");
+	ret = ibv_next_poll(cq);
+	tap_ok(!ret && cq->wr_id == 11 && cq->status == IBV_WC_WR_FLUSH_ERR &&
+	       ibv_wc_read_byte_len(cq) == 33,
+	       "next_poll: the second CQE");
+	ibv_end_poll(cq);
+	if (!tap_ok(load(&f->ring->hdr->cons) == 2 && unlocked(cq),
+		    "end_poll consumes the current CQE, publishes cons 2, unlocks"))
+		return;
+
+	ret = ibv_start_poll(cq, &pattr);
+	tap_ok(!ret && cq->wr_id == 12, "the next batch starts at the third");
+	ret = ibv_next_poll(cq);
+	tap_ok(ret == ENOENT, "next_poll past the last: ENOENT");
+	ibv_end_poll(cq);
+	if (!tap_ok(load(&f->ring->hdr->cons) == 3 && unlocked(cq),
+		    "...end_poll then publishes cons 3"))
+		return;
+
+	c[0] = cqe_of(13);
+	ok = fake_cq_push(f, &c[0]);
+	tap_ok(ok && ibv_poll_cq(ibv_cq_ex_to_cq(cq), 4, wc) == 1 &&
+	       wc[0].wr_id == 13,
+	       "ibv_poll_cq() works on an extended CQ too");
+	tap_ok(!ibv_req_notify_cq(ibv_cq_ex_to_cq(cq), 0) &&
+	       load(&f->ring->hdr->notify) == 2,
+	       "so does ibv_req_notify_cq()");
+
+	store(&f->ring->hdr->prod, f->kprod + 5);
+	ret = ibv_start_poll(cq, &pattr);
+	tap_ok(ret == EIO && unlocked(cq),
+	       "start_poll on a broken ring: EIO, lock dropped");
+	store(&f->ring->hdr->prod, f->kprod);
+
+	tap_ok(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)) == 0,
+	       "the extended CQ is destroyed");
+}
+
 /* ---- QP creation ---- */
 
 static void tweak_no_rq(uint32_t cmd, void *core, void *drv)
@@ -1469,6 +1615,7 @@ int main(int argc, char **argv)
 	check_poll(cq);
 	check_notify(cq);
 	check_resize(cq);
+	check_cq_ex();
 
 	qp = check_qp_create(cq);
 	if (qp) {

@@ -201,24 +201,34 @@ static bool vroce_wq_full(struct vroce_wq *wq, uint32_t *cons)
 	return wq->prod - *cons >= wq->ring.num;
 }
 
+static int vroce_sq_doorbell(struct vroce_qp *qp);
+
 /*
  * Posting receives is allowed in every state but RESET (the IBTA QP state
  * machine: INIT, RTR, RTS, SQD and SQE accept them; in ERR they are
  * accepted too, and the kernel completes them with a flush error).
+ *
+ * The RQ has no doorbell of its own: a receive waits for a packet.  In
+ * ERR, where it must be flushed instead, post_recv rings the SQ doorbell,
+ * which makes the kernel flush both queues of a QP in ERR.  Failures are
+ * reported as in post_send.
  */
 int vroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr)
 {
 	struct vroce_qp *qp = to_vqp(ibqp);
 	struct vroce_wq *rq = &qp->rq;
+	struct ibv_recv_wr *first = wr;
+	int state = vroce_qp_state(qp);
 	struct vroce_recv_wqe *wqe;
 	struct vroce_sge *sge;
 	uint32_t start, cons;
+	bool flush = false;
 	int ret = 0;
 	int i;
 
 	/* An SRQ-backed QP has no RQ: receives go to ibv_post_srq_recv(). */
-	if (!rq->ring.hdr || vroce_qp_state(qp) == IBV_QPS_RESET) {
+	if (!rq->ring.hdr || state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
 	}
@@ -250,12 +260,23 @@ int vroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			};
 		rq->prod++;
 	}
-	if (rq->prod != start)
+	if (rq->prod != start) {
 		vroce_ring_store_release(&rq->ring.hdr->prod, rq->prod);
+		flush = state == IBV_QPS_ERR;
+	}
 	pthread_spin_unlock(&rq->lock);
 
-	if (ret)
+	if (ret) {
 		*bad_wr = wr;
+		if (flush)
+			vroce_sq_doorbell(qp);
+		return ret;
+	}
+	if (flush) {
+		ret = vroce_sq_doorbell(qp);
+		if (ret)
+			*bad_wr = first;
+	}
 	return ret;
 }
 

@@ -1339,6 +1339,7 @@ static void check_post_in_err(struct ibv_qp *qp)
 	struct fake_qp *f = fqp(qp);
 	struct ibv_send_wr swr = { .wr_id = 1, .opcode = IBV_WR_SEND };
 	struct ibv_recv_wr rwr = { .wr_id = 2 }, *bad;
+	unsigned int doorbells;
 	uint32_t sp, rp;
 
 	store(&f->sq->hdr->cons, load(&f->sq->hdr->prod));
@@ -1348,9 +1349,12 @@ static void check_post_in_err(struct ibv_qp *qp)
 	modify_state(qp, IBV_QPS_ERR);
 	tap_ok(post1(qp, &swr) == 0 && load(&f->sq->hdr->prod) == sp + 1,
 	       "post_send in ERR is accepted");
+	doorbells = f->doorbells;
 	tap_ok(ibv_post_recv(qp, &rwr, &bad) == 0 &&
 	       load(&f->rq->hdr->prod) == rp + 1,
 	       "post_recv in ERR is accepted");
+	tap_ok(f->doorbells == doorbells + 1,
+	       "...and rings the doorbell, for the kernel to flush it");
 }
 
 /* UC with sq_sig_all: opcodes and the signalled flag. */

@@ -21,7 +21,7 @@
 static_assert(sizeof(struct vroce_sge) == sizeof(struct ibv_sge),
 	      "struct vroce_sge");
 
-/* The send flags vroce knows, and their WQE flags. */
+/* The send flags vroce knows. */
 #define VROCE_SEND_FLAGS_KNOWN \
 	(IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | \
 	 IBV_SEND_INLINE)

@@ -40,6 +40,11 @@ static int vroce_wq_init(struct vroce_wq *wq)
  * Map the rings the kernel created, after checking that they can hold
  * what it granted in attr->cap: max_*_wr WQEs of max_*_sge SGEs (or, in
  * the SQ, max_inline_data bytes) each.
+ *
+ * Whether there is an RQ is decided by attr->srq, not by rq_offset: 0 is
+ * a valid mmap offset (ib_core hands out the lowest free page offset of
+ * the context, 0 first, and reuses it once its ring is gone), so any ring
+ * may be at offset 0.
  */
 static int vroce_qp_map(struct vroce_qp *qp, int cmd_fd,
 			const struct ibv_qp_init_attr *attr,
@@ -53,7 +58,7 @@ static int vroce_qp_map(struct vroce_qp *qp, int cmd_fd,
 	if (need < cap->max_inline_data)
 		need = cap->max_inline_data;
 	need += sizeof(struct vroce_send_wqe);
-	if (!drv->sq_offset || cap->max_send_wr > drv->sq_entries ||
+	if (cap->max_send_wr > drv->sq_entries ||
 	    cap->max_send_sge > UINT8_MAX || drv->sq_wqe_size < need)
 		return EPROTO;
 
@@ -70,8 +75,7 @@ static int vroce_qp_map(struct vroce_qp *qp, int cmd_fd,
 
 	need = (uint64_t)cap->max_recv_sge * sizeof(struct vroce_sge) +
 	       sizeof(struct vroce_recv_wqe);
-	if (!drv->rq_offset || cap->max_recv_wr > drv->rq_entries ||
-	    drv->rq_wqe_size < need)
+	if (cap->max_recv_wr > drv->rq_entries || drv->rq_wqe_size < need)
 		ret = EPROTO;
 	else
 		ret = vroce_ring_map(&qp->rq.ring, cmd_fd, drv->rq_offset,

@@ -68,7 +68,7 @@ struct vroce_cq {
 /* One work queue of a QP (SQ or RQ): the provider produces into ring. */
 struct vroce_wq {
 	pthread_spinlock_t lock;
-	struct vroce_ring ring;		/* hdr NULL: no RQ (SRQ-backed QP) */
+	struct vroce_ring ring;		/* hdr NULL: no RQ (the QP has an SRQ) */
 	uint32_t prod;			/* our producer index */
 	uint32_t max_sge;		/* from the granted capabilities */
 };

@@ -231,8 +231,6 @@ static int dealloc_pd(const void *payload)
 
 /* ---- rings ---- */
 
-/* The first ring goes at one page: offset 0 means "no ring". */
-static uint64_t next_offset = FAKE_PAGE_SIZE;
 static uint32_t next_handle = 1;
 
 static size_t page_align(size_t len)
@@ -253,6 +251,41 @@ static void *real_mmap(void *addr, size_t len, int prot, int flags, int fd,
 		       off_t off)
 {
 	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+}
+
+/*
+ * A ring keeps its mmap offset while its object has it or the provider
+ * still maps it, as an rdma_user_mmap_entry does.
+ */
+static bool holds_offset(const struct fake_ring *ring)
+{
+	return ring->used && (!ring->retired || ring->user_maps);
+}
+
+/*
+ * The lowest free range of page offsets, as ib_core's
+ * rdma_user_mmap_entry_insert() picks it: 0 first, reused when freed.
+ */
+static uint64_t free_offset(size_t len)
+{
+	uint64_t off = 0;
+	bool moved = true;
+	int i;
+
+	while (moved) {
+		moved = false;
+		for (i = 0; i < FAKE_MAX_RINGS; i++) {
+			const struct fake_ring *r = &fake.rings[i];
+			uint64_t end = r->offset + page_align(r->size);
+
+			if (holds_offset(r) && off < end &&
+			    r->offset < off + len) {
+				off = end;
+				moved = true;
+			}
+		}
+	}
+	return off;
 }
 
 /*
@@ -290,14 +323,13 @@ static struct fake_ring *ring_new(uint32_t entries, uint32_t stride)
 	*ring = (struct fake_ring){
 		.used = true,
 		.memfd = fd,
-		.offset = next_offset,
+		.offset = free_offset(page_align(size)),
 		.size = size,
 		.entries = entries,
 		.stride = stride,
 		.hdr = addr,
 		.ent = (uint8_t *)addr + VROCE_RING_ENTRIES_OFFSET,
 	};
-	next_offset += page_align(size);
 	return ring;
 }
 

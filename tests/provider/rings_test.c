@@ -231,6 +231,8 @@ static struct ibv_cq *check_cq_create(void)
 	tap_ok(f && f->ring->user_maps == 1 &&
 	       f->ring->user_len == f->ring->size,
 	       "the CQ ring is mapped once, ring_size bytes");
+	tap_ok(f && f->ring->offset == 0,
+	       "...from mmap offset 0, the first ib_core hands out");
 	tap_ok(load(&f->ring->hdr->notify) == 0 &&
 	       load(&f->ring->hdr->cons) == 0,
 	       "a new CQ is not armed and has consumed nothing");
@@ -627,8 +629,12 @@ static void tweak_no_rq(uint32_t cmd, void *core, void *drv)
 	struct vroce_create_qp_resp *r = drv;
 
 	(void)core;
-	if (cmd == IB_USER_VERBS_CMD_CREATE_QP)
+	if (cmd == IB_USER_VERBS_CMD_CREATE_QP) {
 		r->rq_offset = 0;
+		r->rq_size = 0;
+		r->rq_entries = 0;
+		r->rq_wqe_size = 0;
+	}
 }
 
 static void tweak_small_sq_wqe(uint32_t cmd, void *core, void *drv)
@@ -710,6 +716,8 @@ static struct ibv_qp *check_qp_create(struct ibv_cq *cq)
 	       f->rq->user_maps == 1 && f->sq->user_len == f->sq->size &&
 	       f->rq->user_len == f->rq->size,
 	       "SQ and RQ rings are mapped once each, ring size bytes");
+	tap_ok(f && f->sq->offset == 0,
+	       "the SQ ring takes offset 0, freed by the CQ rings before it");
 	tap_ok(ibv_qp_to_qp_ex(qp) == NULL,
 	       "ibv_qp_to_qp_ex() sees a QP without ibv_qp_ex operations");
 

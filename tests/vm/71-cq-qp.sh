@@ -19,7 +19,7 @@ wait_for 10 gid_v2_index vroce0 "$VROCE_SELF_IP4" ||
 "$VROCE_TOP/build/progs/cq_qp" vroce0 10000
 rc=$?
 objs=/sys/class/infiniband/vroce0/objects
-left=$(cat "$objs/pd" "$objs/cq" "$objs/qp" | tr '\n' ' ')
+left=$(cat "$objs/pd" "$objs/cq" "$objs/qp" | tr "\n" " ")
 echo "# module object counts afterwards (pd cq qp): $left"
 [ "$left" = "0 0 0 " ] || rc=1
 res=$(rdma resource show vroce0 2>&1)

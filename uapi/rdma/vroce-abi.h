@@ -74,6 +74,14 @@ struct vroce_alloc_pd_resp {
  * contains uninitialised kernel memory.
  *
  * prod and cons sit on separate cache lines; so does the notify word.
+ *
+ * A ring of N entries holds N items: prod - cons runs from 0 (empty) to N
+ * (full), with no spare slot. Indices keep counting for the ring's whole
+ * life; they are never reset, not even when the QP goes to RESET (the
+ * kernel then discards what is posted by moving cons up to prod).
+ *
+ * mmap offsets are whatever the kernel hands out, 0 included: a ring's
+ * presence is never signalled by its offset.
  */
 #define VROCE_RING_ALIGN	64
 
@@ -103,7 +111,11 @@ struct vroce_ring_hdr {
  * send engine. A send engine that is running drains the SQ until it finds
  * it empty, sets VROCE_SQ_NEEDS_WAKEUP, re-checks prod (after a full
  * barrier) and only then sleeps, so a WQE is never left behind and, under
- * load, posting needs no system call.
+ * load, posting needs no system call. A new QP starts with the flag set.
+ *
+ * The same doorbell also makes the kernel flush a QP in ERR: the provider
+ * rings it after posting (send or receive) to a QP it moved to ERR, and
+ * the kernel completes everything posted with IBV_WC_WR_FLUSH_ERR.
  */
 #define VROCE_SQ_NEEDS_WAKEUP	(1U << 0)
 
@@ -114,7 +126,8 @@ struct vroce_ring_hdr {
  * sequence it has notified; a CQ whose notify sequence differs is armed.
  * When the kernel adds a completion to an armed CQ (for a
  * solicited-only arm: a solicited or error completion) it records the
- * sequence and signals the completion channel once.
+ * sequence and signals the completion channel once. resize_cq carries the
+ * notify word over into the new ring.
  */
 #define VROCE_CQ_ARM_SOLICITED	(1U << 0)
 #define VROCE_CQ_ARM_SEQ_SHIFT	1
@@ -135,8 +148,10 @@ enum vroce_wqe_flags {
 
 /*
  * Send WQE: 64 bytes of header, then num_sge struct vroce_sge or, with
- * VROCE_WQE_INLINE, inline_len bytes of data. Its stride in the SQ is the
- * create response's sq_wqe_size (a power of two, at least 64).
+ * VROCE_WQE_INLINE, inline_len bytes of data (and num_sge 0). Its stride
+ * in the SQ is the create response's sq_wqe_size (a power of two, at
+ * least 64). LOCAL_INV and BIND_MW carry no SGEs; a BIND_MW names the
+ * window by the index part of u.bind.new_rkey.
  */
 struct vroce_send_wqe {
 	__aligned_u64 wr_id;
@@ -232,8 +247,8 @@ struct vroce_resize_cq_resp {
 };
 
 struct vroce_create_qp_resp {
-	__aligned_u64 sq_offset;	/* 0 if the QP has an SRQ's RQ */
-	__aligned_u64 rq_offset;	/* 0 when an SRQ is used */
+	__aligned_u64 sq_offset;
+	__aligned_u64 rq_offset;	/* rq_*: meaningless with an SRQ */
 	__u32 sq_size;			/* bytes to map */
 	__u32 rq_size;
 	__u32 sq_entries;		/* power of two */

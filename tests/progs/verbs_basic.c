@@ -2,14 +2,15 @@
 /*
  * Opens a vroce device through the stock libibverbs and checks the verbs
  * of the keystone issue: query_device(_ex), query_port, alloc/dealloc PD,
- * and that the verbs not implemented yet (MR, SRQ, MW) fail with
- * EOPNOTSUPP.
+ * and that verbs vroce does not implement (device memory, XRC, thread
+ * domains) fail with EOPNOTSUPP.
  *
  *   verbs_basic [DEVICE]        (default vroce0)
  *
  * Copyright (c) 2026 the vroce developers
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <infiniband/verbs.h>
@@ -62,23 +63,27 @@ static void check_pds(struct ibv_context *ctx)
 static void check_unsupported(struct ibv_context *ctx)
 {
 	struct ibv_pd *pd = ibv_alloc_pd(ctx);
-	struct ibv_srq_init_attr sia = { .attr = { .max_wr = 1, .max_sge = 1 } };
-	static char buf[4096];
+	struct ibv_alloc_dm_attr dma = { .length = 4096 };
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+	struct ibv_td_init_attr ta = { 0 };
 	void *obj;
 
 	if (!tap_ok(pd != NULL, "alloc a PD for the unsupported checks"))
 		return;
 	errno = 0;
-	obj = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
-	tap_ok(!obj && errno == EOPNOTSUPP, "reg_mr: EOPNOTSUPP (errno %d)",
+	obj = ibv_alloc_dm(ctx, &dma);
+	tap_ok(!obj && errno == EOPNOTSUPP, "alloc_dm: EOPNOTSUPP (errno %d)",
 	       errno);
 	errno = 0;
-	obj = ibv_create_srq(pd, &sia);
-	tap_ok(!obj && errno == EOPNOTSUPP, "create_srq: EOPNOTSUPP (errno %d)",
+	obj = ibv_open_xrcd(ctx, &xa);
+	tap_ok(!obj && errno == EOPNOTSUPP, "open_xrcd: EOPNOTSUPP (errno %d)",
 	       errno);
 	errno = 0;
-	obj = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
-	tap_ok(!obj && errno == EOPNOTSUPP, "alloc_mw: EOPNOTSUPP (errno %d)",
+	obj = ibv_alloc_td(ctx, &ta);
+	tap_ok(!obj && errno == EOPNOTSUPP, "alloc_td: EOPNOTSUPP (errno %d)",
 	       errno);
 	tap_ok(!ibv_dealloc_pd(pd), "dealloc the PD");
 }

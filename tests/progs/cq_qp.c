@@ -260,6 +260,44 @@ static void check_post_state(void)
 	ibv_destroy_cq(cq);
 }
 
+/* Waits up to 5 s for async event @type; 1 if it came. */
+static int async_event(enum ibv_event_type type)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ev;
+	int got;
+
+	while (poll(&pfd, 1, 5000) == 1 && !ibv_get_async_event(ctx, &ev)) {
+		got = ev.event_type == type;
+		ibv_ack_async_event(&ev);
+		if (got)
+			return 1;
+	}
+	return 0;
+}
+
+static void check_async(void)
+{
+	struct ibv_qp_cap cap = { 4, 4, 1, 1, 0 };
+	struct ibv_cq *cq = ibv_create_cq(ctx, 1, NULL, NULL, 0);
+	struct ibv_qp *qp = cq ? new_qp(cq, IBV_QPT_RC, &cap) : NULL;
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_SQD,
+				 .en_sqd_async_notify = 1 };
+
+	if (!tap_ok(qp && !to_rts(qp), "QP in RTS on a 1-entry CQ"))
+		return;
+	tap_ok(!ibv_modify_qp(qp, &a, IBV_QP_STATE |
+			      IBV_QP_EN_SQD_ASYNC_NOTIFY) &&
+	       async_event(IBV_EVENT_SQ_DRAINED),
+	       "RTS->SQD with notify: IBV_EVENT_SQ_DRAINED");
+	post(qp, 4, 0, 900);
+	to_err(qp);
+	tap_ok(async_event(IBV_EVENT_CQ_ERR),
+	       "4 flushes into a 1-entry CQ: IBV_EVENT_CQ_ERR");
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+}
+
 static void check_cycles(int cycles)
 {
 	struct ibv_qp_cap cap = { 4, 4, 1, 1, 0 };
@@ -302,6 +340,7 @@ int main(int argc, char **argv)
 	check_event();
 	check_resize();
 	check_post_state();
+	check_async();
 	check_cycles(cycles);
 	tap_ok(!ibv_dealloc_pd(pd) && !ibv_close_device(ctx), "cleanup");
 	return tap_done();

@@ -190,7 +190,9 @@ static void vroce_query_attrs(struct vroce_qp *qp, struct ib_qp_attr *attr)
 	attr->retry_cnt = a->retry_cnt;
 	attr->rnr_retry = a->rnr_retry;
 	attr->cap = qp->cap;
-	rdma_replace_ah_attr(&attr->ah_attr, &a->ah_attr);
+	/* Callers of query_qp do not release a GID reference: give none. */
+	attr->ah_attr = a->ah_attr;
+	attr->ah_attr.grh.sgid_attr = NULL;
 }
 
 int vroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,

@@ -44,8 +44,10 @@
  * never looks inside, so they stay incomplete here.
  */
 struct verbs_sysfs_dev;
-struct verbs_mr;
 struct verbs_xrcd;
+
+/* Declared below, behind the operations that take it. */
+struct verbs_mr;
 
 /* Same layout as ccan's struct list_node, which libibverbs uses. */
 struct verbs_list_node {
@@ -293,6 +295,24 @@ struct verbs_qp {
 	struct verbs_xrcd *xrcd;
 };
 
+/* verbs_mr.mr_type */
+enum ibv_mr_type {
+	IBV_MR_TYPE_MR,
+	IBV_MR_TYPE_NULL_MR,
+	IBV_MR_TYPE_IMPORTED_MR,
+	IBV_MR_TYPE_DMABUF_MR,
+};
+
+/*
+ * A provider MR starts with this: ibv_dereg_mr() and ibv_rereg_mr() read
+ * mr_type and access of any MR.  ibv_cmd_reg_mr() fills in all three.
+ */
+struct verbs_mr {
+	struct ibv_mr ibv_mr;
+	enum ibv_mr_type mr_type;
+	int access;
+};
+
 /*
  * Write-path command buffers (kern-abi.h): the uverbs command header
  * followed by the kernel's request payload.  A provider that sends driver
@@ -337,6 +357,36 @@ struct ibv_modify_qp {
 struct ibv_query_qp {
 	struct ib_uverbs_cmd_hdr hdr;
 	struct ib_uverbs_query_qp core_payload;
+};
+
+struct ibv_reg_mr {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_reg_mr core_payload;
+};
+
+struct ibv_rereg_mr {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_rereg_mr core_payload;
+};
+
+struct ibv_alloc_mw {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_alloc_mw core_payload;
+};
+
+struct ibv_create_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_srq core_payload;
+};
+
+struct ibv_modify_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_modify_srq core_payload;
+};
+
+struct ibv_query_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_query_srq core_payload;
 };
 
 /*
@@ -442,5 +492,54 @@ int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct ibv_modify_qp *cmd,
 		      size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+
+/*
+ * MR and MW commands.  ibv_cmd_reg_mr() sets handle, lkey, rkey and
+ * context of vmr->ibv_mr and its mr_type and access; ibv_cmd_rereg_mr()
+ * sets the new lkey and rkey (the handle stays); ibv_cmd_alloc_mw() sets
+ * context, pd, rkey, handle and type of mw.
+ */
+int ibv_cmd_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+		   uint64_t hca_va, int access, struct verbs_mr *vmr,
+		   struct ibv_reg_mr *cmd, size_t cmd_size,
+		   struct ib_uverbs_reg_mr_resp *resp, size_t resp_size);
+int ibv_cmd_rereg_mr(struct verbs_mr *vmr, uint32_t flags, void *addr,
+		     size_t length, uint64_t hca_va, int access,
+		     struct ibv_pd *pd, struct ibv_rereg_mr *cmd,
+		     size_t cmd_sz, struct ib_uverbs_rereg_mr_resp *resp,
+		     size_t resp_sz);
+int ibv_cmd_dereg_mr(struct verbs_mr *vmr);
+int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
+		     struct ibv_mw *mw, struct ibv_alloc_mw *cmd,
+		     size_t cmd_size, struct ib_uverbs_alloc_mw_resp *resp,
+		     size_t resp_size);
+int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
+
+/*
+ * AH commands.  ibv_cmd_create_ah() sends no driver data of its own; the
+ * driver response follows the core one within resp_size.  It sets handle
+ * and context of ah.
+ */
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
+		      struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_destroy_ah(struct ibv_ah *ah);
+
+/*
+ * SRQ commands.  ibv_cmd_create_srq() sets context and handle of srq and
+ * writes the max_wr and max_sge the kernel granted back to attr->attr.
+ */
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
+		       struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp,
+		       size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		       int srq_attr_mask, struct ibv_modify_srq *cmd,
+		       size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		      struct ibv_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 
 #endif /* VROCE_IBVERBS_PRIVATE34_H */

@@ -89,25 +89,3 @@ int vroce_dealloc_pd(struct ibv_pd *ibpd)
 	free(to_vpd(ibpd));
 	return 0;
 }
-
-/*
- * No SRQ can be created yet, so these are never reached through an object
- * of ours; they still fail the way each verb's contract says.
- */
-int vroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
-			struct ibv_recv_wr **bad_wr)
-{
-	(void)ibsrq;
-
-	*bad_wr = wr;
-	return EOPNOTSUPP;
-}
-
-int vroce_post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *op,
-		       struct ibv_ops_wr **bad_op)
-{
-	(void)ibsrq;
-
-	*bad_op = op;
-	return EOPNOTSUPP;
-}

@@ -14,21 +14,30 @@ static void vroce_free_context(struct ibv_context *ibctx);
 
 /*
  * Verbs we implement.  Every op left NULL keeps libibverbs' default, which
- * fails with EOPNOTSUPP: SRQs, MRs, MWs, AHs and the extended verbs but
- * ibv_create_cq_ex() (ibv_create_qp_ex() beyond a PD, ...).  The SRQ
- * data-path entry points are set explicitly because their defaults leave
- * *bad_wr unset.
+ * fails with EOPNOTSUPP: the extended verbs but ibv_create_cq_ex()
+ * (ibv_create_qp_ex() beyond a PD, ibv_create_srq_ex() beyond a basic SRQ,
+ * ...), XRC, flows, DM, counters, multicast.  bind_mw and post_srq_ops
+ * are set explicitly: their defaults leave errno or *bad_op unset.
  */
 static const struct verbs_context_ops vroce_ctx_ops = {
+	.alloc_mw = vroce_alloc_mw,
 	.alloc_pd = vroce_alloc_pd,
+	.bind_mw = vroce_bind_mw,
+	.create_ah = vroce_create_ah,
 	.create_cq = vroce_create_cq,
 	.create_cq_ex = vroce_create_cq_ex,
 	.create_qp = vroce_create_qp,
+	.create_srq = vroce_create_srq,
+	.dealloc_mw = vroce_dealloc_mw,
 	.dealloc_pd = vroce_dealloc_pd,
+	.dereg_mr = vroce_dereg_mr,
+	.destroy_ah = vroce_destroy_ah,
 	.destroy_cq = vroce_destroy_cq,
 	.destroy_qp = vroce_destroy_qp,
+	.destroy_srq = vroce_destroy_srq,
 	.free_context = vroce_free_context,
 	.modify_qp = vroce_modify_qp,
+	.modify_srq = vroce_modify_srq,
 	.poll_cq = vroce_poll_cq,
 	.post_recv = vroce_post_recv,
 	.post_send = vroce_post_send,
@@ -37,7 +46,10 @@ static const struct verbs_context_ops vroce_ctx_ops = {
 	.query_device_ex = vroce_query_device_ex,
 	.query_port = vroce_query_port,
 	.query_qp = vroce_query_qp,
+	.query_srq = vroce_query_srq,
+	.reg_mr = vroce_reg_mr,
 	.req_notify_cq = vroce_req_notify_cq,
+	.rereg_mr = vroce_rereg_mr,
 	.resize_cq = vroce_resize_cq,
 };
 

@@ -96,12 +96,26 @@ struct vroce_qp {
 };
 
 /*
- * An address handle created by this provider (not yet: create_ah still
- * fails with EOPNOTSUPP); ah_num is what UD send WQEs name.
+ * An address handle created by this provider; ah_num is the kernel's
+ * number for it (struct vroce_create_ah_resp), what UD send WQEs name.
  */
 struct vroce_ah {
 	struct ibv_ah ibv_ah;
 	uint32_t ah_num;
+};
+
+/*
+ * A shared receive queue: the provider produces receive WQEs into ring
+ * (stride wqe_size, as a QP's RQ), the kernel consumes them.  lock
+ * serialises post_srq_recv.
+ */
+struct vroce_srq {
+	struct ibv_srq ibv_srq;
+	pthread_spinlock_t lock;
+	struct vroce_ring ring;
+	uint32_t prod;			/* our producer index */
+	uint32_t max_sge;		/* as the kernel granted it */
+	uint32_t srqn;
 };
 
 /*
@@ -133,6 +147,24 @@ struct vroce_create_qp_cmd_resp {
 	struct vroce_create_qp_resp drv;
 };
 
+struct vroce_create_srq_cmd_resp {
+	struct ib_uverbs_create_srq_resp ibv_resp;
+	struct vroce_create_srq_resp drv;
+};
+
+struct vroce_create_ah_cmd_resp {
+	struct ib_uverbs_create_ah_resp ibv_resp;
+	struct vroce_create_ah_resp drv;
+};
+
+static_assert(offsetof(struct vroce_create_srq_cmd_resp, drv) ==
+	      sizeof(struct ib_uverbs_create_srq_resp),
+	      "padding between core and driver CREATE_SRQ response");
+static_assert(offsetof(struct vroce_create_ah_cmd_resp, drv) ==
+	      sizeof(struct ib_uverbs_create_ah_resp),
+	      "padding between core and driver CREATE_AH response");
+static_assert(sizeof(struct vroce_create_ah_cmd_resp) % 4 == 0,
+	      "CREATE_AH response not a multiple of 4 bytes");
 static_assert(offsetof(struct vroce_create_cq_cmd_resp, drv) ==
 	      sizeof(struct ib_uverbs_create_cq_resp),
 	      "padding between core and driver CREATE_CQ response");
@@ -190,6 +222,11 @@ static inline struct vroce_ah *to_vah(struct ibv_ah *ibah)
 	return vroce_container_of(ibah, struct vroce_ah, ibv_ah);
 }
 
+static inline struct vroce_srq *to_vsrq(struct ibv_srq *ibsrq)
+{
+	return vroce_container_of(ibsrq, struct vroce_srq, ibv_srq);
+}
+
 /* verbs.c */
 void vroce_format_fw_ver(char *buf, size_t len, uint64_t fw_ver);
 int vroce_query_device_ex(struct ibv_context *ibctx,
@@ -199,6 +236,29 @@ int vroce_query_port(struct ibv_context *ibctx, uint8_t port_num,
 		     struct ibv_port_attr *attr);
 struct ibv_pd *vroce_alloc_pd(struct ibv_context *ibctx);
 int vroce_dealloc_pd(struct ibv_pd *ibpd);
+
+/* mr.c */
+struct ibv_mr *vroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
+			    uint64_t hca_va, int access);
+int vroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *ibpd,
+		   void *addr, size_t length, int access);
+int vroce_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mw *vroce_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);
+int vroce_dealloc_mw(struct ibv_mw *ibmw);
+int vroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *ibmw,
+		  struct ibv_mw_bind *bind);
+
+/* ah.c */
+struct ibv_ah *vroce_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr);
+int vroce_destroy_ah(struct ibv_ah *ibah);
+
+/* srq.c */
+struct ibv_srq *vroce_create_srq(struct ibv_pd *ibpd,
+				 struct ibv_srq_init_attr *attr);
+int vroce_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		     int attr_mask);
+int vroce_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
+int vroce_destroy_srq(struct ibv_srq *ibsrq);
 int vroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr);
 int vroce_post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *op,

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Copyright (c) the vroce developers
+ *
+ * vroce libibverbs provider: memory regions and memory windows.
+ *
+ * Both live in the kernel only: the provider sends no driver data and
+ * gets none back, and keeps nothing beyond what libibverbs keeps.  The
+ * kernel checks the access flags (ibv_reg_mr(3): EINVAL for remote write
+ * or atomic access without local write), pins the memory (EFAULT if it
+ * cannot) and refuses to deregister or re-register an MR a memory window
+ * is bound to (EBUSY).
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "vroce.h"
+
+struct ibv_mr *vroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
+			    uint64_t hca_va, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp = {};
+	struct ibv_reg_mr cmd = {};
+	struct verbs_mr *vmr;
+	int ret;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = ibv_cmd_reg_mr(ibpd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+/*
+ * The kernel makes a new MR with new keys and puts it behind the same
+ * handle; ibv_cmd_rereg_mr() stores the new keys and ibv_rereg_mr() the
+ * new pd, addr and length.  The old MR is untouched if this fails.
+ *
+ * ibv_rereg_mr() returns IBV_REREG_MR_ERR_CMD for any non-zero value we
+ * return and leaves errno as we set it, so an error sets errno to the
+ * kernel's errno value (and returns it).
+ */
+int vroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *ibpd,
+		   void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp = {};
+	struct ibv_rereg_mr cmd = {};
+	int ret;
+
+	ret = ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+			       access, ibpd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		errno = ret;
+		return ret;
+	}
+
+	/* ibv_dereg_mr() looks at the access flags of the MR as it is. */
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		vmr->access = access;
+	return 0;
+}
+
+int vroce_dereg_mr(struct verbs_mr *vmr)
+{
+	int ret;
+
+	ret = ibv_cmd_dereg_mr(vmr);
+	if (ret)
+		return ret;
+
+	free(vmr);
+	return 0;
+}
+
+/* Type 1 and type 2 windows; the kernel refuses any other type. */
+struct ibv_mw *vroce_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp = {};
+	struct ibv_alloc_mw cmd = {};
+	struct ibv_mw *mw;
+	int ret;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = ibv_cmd_alloc_mw(ibpd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (ret) {
+		free(mw);
+		errno = ret;
+		return NULL;
+	}
+	return mw;
+}
+
+int vroce_dealloc_mw(struct ibv_mw *mw)
+{
+	int ret;
+
+	ret = ibv_cmd_dealloc_mw(mw);
+	if (ret)
+		return ret;
+
+	free(mw);
+	return 0;
+}
+
+/*
+ * Binding a type 1 window is a BIND_MW work request on the send queue,
+ * which the kernel's data path does not execute yet: refuse it here
+ * rather than post a WQE that can only complete in error.
+ */
+int vroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
+		  struct ibv_mw_bind *bind)
+{
+	(void)ibqp;
+	(void)mw;
+	(void)bind;
+
+	errno = EOPNOTSUPP;
+	return EOPNOTSUPP;
+}

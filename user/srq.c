@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Copyright (c) the vroce developers
+ *
+ * vroce libibverbs provider: shared receive queues.
+ *
+ * An SRQ is one receive ring, laid out as a QP's RQ: post_srq_recv writes
+ * struct vroce_recv_wqe and its SGEs at stride wqe_size and publishes them
+ * by advancing prod, with no system call; the kernel consumes them as
+ * packets arrive on any QP attached to the SRQ.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "vroce.h"
+
+/*
+ * Map the ring the kernel created, after checking that it can hold what
+ * the kernel granted in attr: max_wr WQEs of max_sge SGEs each.
+ */
+static int vroce_srq_map(struct vroce_srq *srq, int cmd_fd,
+			 const struct ibv_srq_attr *attr,
+			 const struct vroce_create_srq_resp *drv)
+{
+	uint64_t need;
+	int ret;
+
+	need = (uint64_t)attr->max_sge * sizeof(struct vroce_sge) +
+	       sizeof(struct vroce_recv_wqe);
+	if (attr->max_wr > drv->entries || drv->wqe_size < need)
+		return EPROTO;
+
+	ret = vroce_ring_map(&srq->ring, cmd_fd, drv->ring_offset,
+			     drv->ring_size, drv->entries, drv->wqe_size);
+	if (ret)
+		return ret;
+	srq->max_sge = attr->max_sge;
+	srq->srqn = drv->srqn;
+	return 0;
+}
+
+struct ibv_srq *vroce_create_srq(struct ibv_pd *ibpd,
+				 struct ibv_srq_init_attr *attr)
+{
+	struct vroce_create_srq_cmd_resp resp = {};
+	struct ibv_create_srq cmd = {};
+	struct vroce_srq *srq;
+	int ret;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+
+	ret = pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	if (ret)
+		goto err_free;
+
+	/* On success this also writes the granted max_wr and max_sge. */
+	ret = ibv_cmd_create_srq(ibpd, &srq->ibv_srq, attr, &cmd, sizeof(cmd),
+				 &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_lock;
+
+	ret = vroce_srq_map(srq, ibpd->context->cmd_fd, &attr->attr,
+			    &resp.drv);
+	if (ret)
+		goto err_destroy;
+	return &srq->ibv_srq;
+
+err_destroy:
+	ibv_cmd_destroy_srq(&srq->ibv_srq);
+err_lock:
+	pthread_spin_destroy(&srq->lock);
+err_free:
+	free(srq);
+	errno = ret;
+	return NULL;
+}
+
+/*
+ * The kernel takes IBV_SRQ_LIMIT (up to the SRQ's size) and refuses
+ * IBV_SRQ_MAX_WR with EOPNOTSUPP: the ring is mapped and cannot grow.
+ */
+int vroce_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
+		     int attr_mask)
+{
+	struct ibv_modify_srq cmd = {};
+
+	return ibv_cmd_modify_srq(ibsrq, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+int vroce_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd = {};
+
+	return ibv_cmd_query_srq(ibsrq, attr, &cmd, sizeof(cmd));
+}
+
+/* EBUSY while a QP uses the SRQ: it then stays as it was. */
+int vroce_destroy_srq(struct ibv_srq *ibsrq)
+{
+	struct vroce_srq *srq = to_vsrq(ibsrq);
+	int ret;
+
+	ret = ibv_cmd_destroy_srq(ibsrq);
+	if (ret)
+		return ret;
+
+	vroce_ring_unmap(&srq->ring);
+	pthread_spin_destroy(&srq->lock);
+	free(srq);
+	return 0;
+}
+
+/*
+ * Room for one more WQE?  cons is the last value read from the ring; it
+ * is read again only when the ring looks full.
+ */
+static bool vroce_srq_full(struct vroce_srq *srq, uint32_t *cons)
+{
+	if (srq->prod - *cons < srq->ring.num)
+		return false;
+	*cons = vroce_ring_load_acquire(&srq->ring.hdr->cons);
+	return srq->prod - *cons >= srq->ring.num;
+}
+
+static void vroce_write_recv_wqe(void *slot, const struct ibv_recv_wr *wr)
+{
+	struct vroce_recv_wqe *wqe = slot;
+	struct vroce_sge *sge = (struct vroce_sge *)(wqe + 1);
+	int i;
+
+	*wqe = (struct vroce_recv_wqe){
+		.wr_id = wr->wr_id,
+		.num_sge = wr->num_sge,
+	};
+	for (i = 0; i < wr->num_sge; i++)
+		sge[i] = (struct vroce_sge){
+			.addr = wr->sg_list[i].addr,
+			.length = wr->sg_list[i].length,
+			.lkey = wr->sg_list[i].lkey,
+		};
+}
+
+/*
+ * WRs before the first one that fails are posted, and published with one
+ * release store of prod; *bad_wr names the one that failed: EINVAL for
+ * more SGEs than the SRQ takes, ENOMEM when the ring is full.
+ */
+int vroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
+			struct ibv_recv_wr **bad_wr)
+{
+	struct vroce_srq *srq = to_vsrq(ibsrq);
+	uint32_t start, cons;
+	int ret = 0;
+
+	pthread_spin_lock(&srq->lock);
+	start = srq->prod;
+	cons = vroce_ring_load_acquire(&srq->ring.hdr->cons);
+	for (; wr; wr = wr->next) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge) {
+			ret = EINVAL;
+			break;
+		}
+		if (vroce_srq_full(srq, &cons)) {
+			ret = ENOMEM;
+			break;
+		}
+		vroce_write_recv_wqe(vroce_ring_entry(&srq->ring, srq->prod),
+				     wr);
+		srq->prod++;
+	}
+	if (srq->prod != start)
+		vroce_ring_store_release(&srq->ring.hdr->prod, srq->prod);
+	pthread_spin_unlock(&srq->lock);
+
+	if (ret)
+		*bad_wr = wr;
+	return ret;
+}
+
+/* Tag matching (IBV_SRQT_TM) is not supported, so no SRQ takes ops. */
+int vroce_post_srq_ops(struct ibv_srq *ibsrq, struct ibv_ops_wr *op,
+		       struct ibv_ops_wr **bad_op)
+{
+	(void)ibsrq;
+
+	*bad_op = op;
+	return EOPNOTSUPP;
+}

@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Every kernel-version difference vroce cares about, in one place.
- * Supported: 6.1 LTS (Debian 12) and 6.12 LTS. Nothing the module uses so
- * far differs between the two; shims go here when something does, keyed
- * on LINUX_VERSION_CODE.
+ * Supported: 6.1 LTS (Debian 12) and 6.12 LTS. Shims are keyed on
+ * LINUX_VERSION_CODE.
  *
  * Copyright (c) 2026 the vroce developers
  */
@@ -11,5 +10,17 @@
 #define VROCE_COMPAT_H
 
 #include <linux/version.h>
+
+/*
+ * Since 6.11, create_cq gets the whole uverbs attribute bundle (NULL for
+ * a kernel CQ) instead of its driver udata.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define VROCE_CREATE_CQ_UDATA_ARG	struct uverbs_attr_bundle *attrs
+#define VROCE_CREATE_CQ_UDATA		(attrs ? &attrs->driver_udata : NULL)
+#else
+#define VROCE_CREATE_CQ_UDATA_ARG	struct ib_udata *udata_arg
+#define VROCE_CREATE_CQ_UDATA		udata_arg
+#endif
 
 #endif /* VROCE_COMPAT_H */

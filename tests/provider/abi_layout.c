@@ -205,6 +205,23 @@ static void check_cmds(void)
 	CMD_SIZE(ibv_query_qp, ib_uverbs_query_qp);
 	SIZE(struct ibv_post_send, 32);
 	CMD_SIZE(ibv_post_send, ib_uverbs_post_send);
+	SIZE(struct ibv_reg_mr, 48);
+	CMD_SIZE(ibv_reg_mr, ib_uverbs_reg_mr);
+	SIZE(struct ibv_rereg_mr, 56);
+	CMD_SIZE(ibv_rereg_mr, ib_uverbs_rereg_mr);
+	SIZE(struct ibv_alloc_mw, 24);
+	CMD_SIZE(ibv_alloc_mw, ib_uverbs_alloc_mw);
+	SIZE(struct ibv_create_srq, 40);
+	CMD_SIZE(ibv_create_srq, ib_uverbs_create_srq);
+	SIZE(struct ibv_modify_srq, 24);
+	CMD_SIZE(ibv_modify_srq, ib_uverbs_modify_srq);
+	SIZE(struct ibv_query_srq, 24);
+	CMD_SIZE(ibv_query_srq, ib_uverbs_query_srq);
+	SIZE(struct ib_uverbs_reg_mr_resp, 12);
+	SIZE(struct ib_uverbs_rereg_mr_resp, 8);
+	SIZE(struct ib_uverbs_alloc_mw_resp, 8);
+	SIZE(struct ib_uverbs_create_ah_resp, 4);
+	SIZE(struct ib_uverbs_create_srq_resp, 16);
 	/* libibverbs sizes the response it asks for with its own struct. */
 	SIZE(struct ib_uverbs_ex_query_device_resp, 304);
 	SIZE(struct ib_uverbs_get_context_resp, 8);
@@ -214,6 +231,17 @@ static void check_cmds(void)
 	SIZE(struct ib_uverbs_create_qp_resp, 32);
 	SIZE(struct ib_uverbs_post_send_resp, 4);
 	SIZE(struct ib_uverbs_send_wr, 56);
+}
+
+static void check_verbs_mr(void)
+{
+	SIZE(struct verbs_mr, 56);
+	OFF(struct verbs_mr, ibv_mr, 0);
+	OFF(struct verbs_mr, mr_type, 48);
+	OFF(struct verbs_mr, access, 52);
+	tap_ok(IBV_MR_TYPE_MR == 0 && IBV_MR_TYPE_NULL_MR == 1 &&
+	       IBV_MR_TYPE_IMPORTED_MR == 2 && IBV_MR_TYPE_DMABUF_MR == 3,
+	       "IBV_MR_TYPE_* values");
 }
 
 static void check_verbs_cq(void)
@@ -266,7 +294,13 @@ static void check_udata(void)
 	SIZE(struct vroce_create_qp_cmd_resp, 80);
 	OFF(struct vroce_create_qp_cmd_resp, drv, 32);
 	SIZE(struct vroce_create_srq_resp, 24);
+	SIZE(struct vroce_create_srq_cmd_resp, 40);
+	OFF(struct vroce_create_srq_cmd_resp, drv, 16);
 	SIZE(struct vroce_create_ah_resp, 8);
+	SIZE(struct vroce_create_ah_cmd_resp, 12);
+	OFF(struct vroce_create_ah_cmd_resp, drv, 4);
+	OFF(struct vroce_ah, ibv_ah, 0);
+	OFF(struct vroce_srq, ibv_srq, 0);
 }
 
 /* The shared ring layouts of vroce-abi.h. */
@@ -312,6 +346,7 @@ int main(void)
 	check_device();
 	check_match_ent();
 	check_cmds();
+	check_verbs_mr();
 	check_verbs_cq();
 	check_verbs_qp();
 	check_udata();

@@ -599,7 +599,7 @@ static int create_qp(const void *payload, size_t in_len, size_t out_len)
 	if (cmd->qp_type != IBV_QPT_RC && cmd->qp_type != IBV_QPT_UC &&
 	    cmd->qp_type != IBV_QPT_UD)
 		return EOPNOTSUPP;
-	if (cmd->is_srq && !fake.allow_srq)
+	if (cmd->is_srq && !fake.allow_srq && !fake_srq_get(cmd->srq_handle))
 		return EOPNOTSUPP;
 	if (cmd->max_send_wr > FAKE_MAX_WR || cmd->max_recv_wr > FAKE_MAX_WR ||
 	    cmd->max_send_sge > 16 || cmd->max_recv_sge > 16 ||
@@ -742,6 +742,343 @@ static int post_send(const void *payload, size_t in_len, size_t out_len)
 	return 0;
 }
 
+/* ---- MRs and MWs ---- */
+
+static uint32_t next_key = 0x1100;
+
+#define FIND_LIVE(type, arr)						\
+	struct fake_##type *fake_##type##_get(uint32_t handle)		\
+	{								\
+		int i;							\
+									\
+		for (i = 0; i < FAKE_MAX_OBJS; i++)			\
+			if (fake.arr[i].live &&				\
+			    fake.arr[i].handle == handle)		\
+				return &fake.arr[i];			\
+		return NULL;						\
+	}
+
+FIND_LIVE(mr, mrs)
+FIND_LIVE(mw, mws)
+FIND_LIVE(ah, ahs)
+FIND_LIVE(srq, srqs)
+
+#define FREE_SLOT(arr, out)						\
+	do {								\
+		int _i;							\
+									\
+		(out) = NULL;						\
+		for (_i = 0; _i < FAKE_MAX_OBJS && !(out); _i++)	\
+			if (!fake.arr[_i].live)				\
+				(out) = &fake.arr[_i];			\
+	} while (0)
+
+/* ibv_reg_mr(3): remote write or atomic access needs local write. */
+static int mr_access_ok(uint32_t access)
+{
+	if ((access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IBV_ACCESS_LOCAL_WRITE))
+		return EINVAL;
+	return 0;
+}
+
+/* A new pair of keys, as the kernel makes for a new MR. */
+static void new_keys(uint32_t *lkey, uint32_t *rkey)
+{
+	*lkey = next_key;
+	*rkey = next_key | 0x80;
+	next_key += 0x100;
+}
+
+static int reg_mr(const void *payload, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_reg_mr *cmd = payload;
+	struct ib_uverbs_reg_mr_resp resp = {};
+	struct fake_mr *mr;
+	int ret;
+
+	fake.reg_mr++;
+	if (in_len != sizeof(*cmd) || out_len != sizeof(resp) ||
+	    cmd->pd_handle != FAKE_PD_HANDLE)
+		return EINVAL;
+	ret = mr_access_ok(cmd->access_flags);
+	if (ret)
+		return ret;
+	if (!cmd->start || !cmd->length)
+		return EFAULT;	/* nothing to pin */
+	FREE_SLOT(mrs, mr);
+	if (!mr)
+		return ENOMEM;
+
+	*mr = (struct fake_mr){
+		.live = true,
+		.handle = next_handle++,
+		.pd_handle = cmd->pd_handle,
+		.start = cmd->start,
+		.length = cmd->length,
+		.hca_va = cmd->hca_va,
+		.access = cmd->access_flags,
+	};
+	new_keys(&mr->lkey, &mr->rkey);
+	resp.mr_handle = mr->handle;
+	resp.lkey = mr->lkey;
+	resp.rkey = mr->rkey;
+	respond(cmd->response, out_len, &resp, sizeof(resp));
+	return 0;
+}
+
+/* As the kernel: a new MR (new keys) behind the same handle. */
+static int rereg_mr(const void *payload, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_rereg_mr *cmd = payload;
+	struct ib_uverbs_rereg_mr_resp resp = {};
+	struct fake_mr *mr = fake_mr_get(cmd->mr_handle);
+	struct fake_mr next;
+	int ret;
+
+	fake.rereg_mr++;
+	if (!mr || in_len != sizeof(*cmd) || out_len != sizeof(resp))
+		return EINVAL;
+	if (cmd->flags & ~(uint32_t)IBV_REREG_MR_FLAGS_SUPPORTED)
+		return EOPNOTSUPP;
+	if (mr->bound_mws)
+		return EBUSY;
+	next = *mr;
+	if (cmd->flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
+		if (!cmd->start || !cmd->length)
+			return EFAULT;
+		next.start = cmd->start;
+		next.length = cmd->length;
+		next.hca_va = cmd->hca_va;
+	}
+	if (cmd->flags & IBV_REREG_MR_CHANGE_ACCESS)
+		next.access = cmd->access_flags;
+	if (cmd->flags & IBV_REREG_MR_CHANGE_PD) {
+		if (cmd->pd_handle != FAKE_PD_HANDLE)
+			return EINVAL;
+		next.pd_handle = cmd->pd_handle;
+	}
+	ret = mr_access_ok(next.access);
+	if (ret)
+		return ret;
+	new_keys(&next.lkey, &next.rkey);
+	*mr = next;
+	resp.lkey = mr->lkey;
+	resp.rkey = mr->rkey;
+	respond(cmd->response, out_len, &resp, sizeof(resp));
+	return 0;
+}
+
+static int dereg_mr(const void *payload, size_t in_len)
+{
+	const struct ib_uverbs_dereg_mr *cmd = payload;
+	struct fake_mr *mr = fake_mr_get(cmd->mr_handle);
+
+	fake.dereg_mr++;
+	if (!mr || in_len != sizeof(*cmd))
+		return EINVAL;
+	if (mr->bound_mws)
+		return EBUSY;
+	mr->live = false;
+	return 0;
+}
+
+static int alloc_mw(const void *payload, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_alloc_mw *cmd = payload;
+	struct ib_uverbs_alloc_mw_resp resp = {};
+	struct fake_mw *mw;
+	uint32_t lkey;
+
+	fake.alloc_mw++;
+	if (in_len != sizeof(*cmd) || out_len != sizeof(resp) ||
+	    cmd->pd_handle != FAKE_PD_HANDLE)
+		return EINVAL;
+	if (cmd->mw_type != IBV_MW_TYPE_1 && cmd->mw_type != IBV_MW_TYPE_2)
+		return EINVAL;
+	FREE_SLOT(mws, mw);
+	if (!mw)
+		return ENOMEM;
+	*mw = (struct fake_mw){
+		.live = true,
+		.handle = next_handle++,
+		.type = cmd->mw_type,
+	};
+	new_keys(&lkey, &mw->rkey);
+	resp.mw_handle = mw->handle;
+	resp.rkey = mw->rkey;
+	respond(cmd->response, out_len, &resp, sizeof(resp));
+	return 0;
+}
+
+static int dealloc_mw(const void *payload, size_t in_len)
+{
+	const struct ib_uverbs_dealloc_mw *cmd = payload;
+	struct fake_mw *mw = fake_mw_get(cmd->mw_handle);
+
+	fake.dealloc_mw++;
+	if (!mw || in_len != sizeof(*cmd))
+		return EINVAL;
+	mw->live = false;
+	return 0;
+}
+
+/* ---- AHs ---- */
+
+/* As the kernel: RoCE v2 with a GRH on port 1, numbered from 1. */
+static int create_ah(const void *payload, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_create_ah *cmd = payload;
+	struct {
+		struct ib_uverbs_create_ah_resp core;
+		struct vroce_create_ah_resp drv;
+	} resp = {};
+	struct fake_ah *ah;
+
+	fake.create_ah++;
+	if (in_len != sizeof(*cmd) || out_len != sizeof(resp) ||
+	    cmd->pd_handle != FAKE_PD_HANDLE)
+		return EINVAL;
+	if (!cmd->attr.is_global || cmd->attr.port_num != 1 ||
+	    cmd->attr.grh.sgid_index >= FAKE_GID_TBL_LEN)
+		return EINVAL;
+	FREE_SLOT(ahs, ah);
+	if (!ah)
+		return ENOMEM;
+	*ah = (struct fake_ah){
+		.live = true,
+		.handle = next_handle++,
+		.ah_num = FAKE_AH_NUM_BASE + 1 + (uint32_t)(ah - fake.ahs),
+		.attr = cmd->attr,
+	};
+	resp.core.ah_handle = ah->handle;
+	resp.drv.ah_num = ah->ah_num;
+	if (fake.tweak)
+		fake.tweak(IB_USER_VERBS_CMD_CREATE_AH, &resp.core, &resp.drv);
+	respond(cmd->response, out_len, &resp, sizeof(resp));
+	return 0;
+}
+
+static int destroy_ah(const void *payload, size_t in_len)
+{
+	const struct ib_uverbs_destroy_ah *cmd = payload;
+	struct fake_ah *ah = fake_ah_get(cmd->ah_handle);
+
+	fake.destroy_ah++;
+	if (!ah || in_len != sizeof(*cmd))
+		return EINVAL;
+	ah->live = false;
+	return 0;
+}
+
+/* ---- SRQs ---- */
+
+static int create_srq(const void *payload, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_create_srq *cmd = payload;
+	struct {
+		struct ib_uverbs_create_srq_resp core;
+		struct vroce_create_srq_resp drv;
+	} resp = {};
+	struct fake_srq *srq;
+	uint32_t max_wr = cmd->max_wr, max_sge = cmd->max_sge;
+
+	fake.create_srq++;
+	if (in_len != sizeof(*cmd) || out_len != sizeof(resp) ||
+	    cmd->pd_handle != FAKE_PD_HANDLE)
+		return EINVAL;
+	if (max_wr > FAKE_MAX_WR || max_sge > 16)
+		return EINVAL;
+	FREE_SLOT(srqs, srq);
+	if (!srq)
+		return ENOMEM;
+	if (!max_sge)
+		max_sge = 1;
+	*srq = (struct fake_srq){
+		.live = true,
+		.handle = next_handle++,
+		.srqn = FAKE_SRQN_BASE + (uint32_t)(srq - fake.srqs),
+		.limit = cmd->srq_limit,
+	};
+	srq->ring = wq_new(&max_wr, &max_sge, NULL,
+			   sizeof(struct vroce_recv_wqe));
+	if (!srq->ring) {
+		srq->live = false;
+		return ENOMEM;
+	}
+	srq->max_wr = max_wr;
+	srq->max_sge = max_sge;
+
+	resp.core.srq_handle = srq->handle;
+	resp.core.max_wr = max_wr;
+	resp.core.max_sge = max_sge;
+	resp.drv.ring_offset = srq->ring->offset;
+	resp.drv.ring_size = srq->ring->size;
+	resp.drv.entries = srq->ring->entries;
+	resp.drv.wqe_size = srq->ring->stride;
+	resp.drv.srqn = srq->srqn;
+	if (fake.tweak)
+		fake.tweak(IB_USER_VERBS_CMD_CREATE_SRQ, &resp.core, &resp.drv);
+	respond(cmd->response, out_len, &resp, sizeof(resp));
+	return 0;
+}
+
+static int modify_srq(const void *payload, size_t in_len)
+{
+	const struct ib_uverbs_modify_srq *cmd = payload;
+	struct fake_srq *srq = fake_srq_get(cmd->srq_handle);
+
+	fake.modify_srq++;
+	if (!srq || in_len != sizeof(*cmd))
+		return EINVAL;
+	if (cmd->attr_mask & ~(uint32_t)(IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT))
+		return EINVAL;
+	if (cmd->attr_mask & IBV_SRQ_MAX_WR)
+		return EOPNOTSUPP;
+	if (cmd->attr_mask & IBV_SRQ_LIMIT) {
+		if (cmd->srq_limit > srq->ring->entries)
+			return EINVAL;
+		srq->limit = cmd->srq_limit;
+	}
+	return 0;
+}
+
+static int query_srq(const void *payload, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_query_srq *cmd = payload;
+	struct ib_uverbs_query_srq_resp resp = {};
+	struct fake_srq *srq = fake_srq_get(cmd->srq_handle);
+
+	fake.query_srq++;
+	if (!srq || in_len != sizeof(*cmd) || out_len != sizeof(resp))
+		return EINVAL;
+	resp.max_wr = srq->max_wr;
+	resp.max_sge = srq->max_sge;
+	resp.srq_limit = srq->limit;
+	respond(cmd->response, out_len, &resp, sizeof(resp));
+	return 0;
+}
+
+static int destroy_srq(const void *payload, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_destroy_srq *cmd = payload;
+	struct ib_uverbs_destroy_srq_resp resp = {};
+	struct fake_srq *srq = fake_srq_get(cmd->srq_handle);
+	int i;
+
+	fake.destroy_srq++;
+	if (!srq || in_len != sizeof(*cmd))
+		return EINVAL;
+	for (i = 0; i < FAKE_MAX_OBJS; i++)
+		if (fake.qps[i].live && fake.qps[i].is_srq &&
+		    fake.qps[i].srq_handle == srq->handle)
+			return EBUSY;
+	srq->live = false;
+	srq->ring->retired = true;
+	respond(cmd->response, out_len, &resp, sizeof(resp));
+	return 0;
+}
+
 static int legacy_cmd(const struct ib_uverbs_cmd_hdr *hdr, size_t len)
 {
 	const void *payload = hdr + 1;
@@ -751,6 +1088,14 @@ static int legacy_cmd(const struct ib_uverbs_cmd_hdr *hdr, size_t len)
 	if (in_len != len || in_len < sizeof(*hdr))
 		return EINVAL;
 	in_len -= sizeof(*hdr);
+
+	fake.last_cmd = hdr->command;
+	fake.last_in = in_len;
+	fake.last_out = out_len;
+	memset(fake.last_payload, 0, sizeof(fake.last_payload));
+	memcpy(fake.last_payload, payload,
+	       in_len < sizeof(fake.last_payload) ?
+	       in_len : sizeof(fake.last_payload));
 
 	if (fake.fail_errno && hdr->command == fake.fail_cmd)
 		return fake.fail_errno;
@@ -782,6 +1127,28 @@ static int legacy_cmd(const struct ib_uverbs_cmd_hdr *hdr, size_t len)
 		return destroy_qp(payload, out_len);
 	case IB_USER_VERBS_CMD_POST_SEND:
 		return post_send(payload, in_len, out_len);
+	case IB_USER_VERBS_CMD_REG_MR:
+		return reg_mr(payload, in_len, out_len);
+	case IB_USER_VERBS_CMD_REREG_MR:
+		return rereg_mr(payload, in_len, out_len);
+	case IB_USER_VERBS_CMD_DEREG_MR:
+		return dereg_mr(payload, in_len);
+	case IB_USER_VERBS_CMD_ALLOC_MW:
+		return alloc_mw(payload, in_len, out_len);
+	case IB_USER_VERBS_CMD_DEALLOC_MW:
+		return dealloc_mw(payload, in_len);
+	case IB_USER_VERBS_CMD_CREATE_AH:
+		return create_ah(payload, in_len, out_len);
+	case IB_USER_VERBS_CMD_DESTROY_AH:
+		return destroy_ah(payload, in_len);
+	case IB_USER_VERBS_CMD_CREATE_SRQ:
+		return create_srq(payload, in_len, out_len);
+	case IB_USER_VERBS_CMD_MODIFY_SRQ:
+		return modify_srq(payload, in_len);
+	case IB_USER_VERBS_CMD_QUERY_SRQ:
+		return query_srq(payload, in_len, out_len);
+	case IB_USER_VERBS_CMD_DESTROY_SRQ:
+		return destroy_srq(payload, in_len, out_len);
 	default:
 		fake.unexpected++;
 		fake.last_unexpected = hdr->command;

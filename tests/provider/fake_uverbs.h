@@ -51,6 +51,8 @@
 #define FAKE_MAX_OBJS	16
 #define FAKE_QPN_BASE	0x100
 #define FAKE_CQN_BASE	0x10
+#define FAKE_SRQN_BASE	0x200
+#define FAKE_AH_NUM_BASE 0x30
 
 /* One ring buffer as the fake kernel sees it. */
 struct fake_ring {
@@ -106,6 +108,40 @@ struct fake_qp {
 	struct fake_ring *rq;		/* NULL with an SRQ */
 };
 
+struct fake_mr {
+	bool live;
+	uint32_t handle;
+	uint32_t pd_handle;
+	uint32_t lkey, rkey;
+	uint64_t start, length, hca_va;
+	uint32_t access;
+	unsigned int bound_mws;		/* set by a test: EBUSY */
+};
+
+struct fake_mw {
+	bool live;
+	uint32_t handle;
+	uint32_t rkey;
+	uint32_t type;
+};
+
+struct fake_ah {
+	bool live;
+	uint32_t handle;
+	uint32_t ah_num;
+	struct ib_uverbs_ah_attr attr;
+};
+
+struct fake_srq {
+	bool live;
+	uint32_t handle;
+	uint32_t srqn;
+	uint32_t max_wr;		/* granted */
+	uint32_t max_sge;
+	uint32_t limit;
+	struct fake_ring *ring;
+};
+
 struct fake_uverbs {
 	/* What the fake kernel answers. */
 	uint32_t abi_version;		/* in the GET_CONTEXT driver data */
@@ -136,19 +172,33 @@ struct fake_uverbs {
 	uint32_t resize_cons_seen;	/* CQ ring cons at the last resize */
 	unsigned int bad_mmaps;		/* mmap()s of the fd that failed */
 
+	unsigned int reg_mr, rereg_mr, dereg_mr, alloc_mw, dealloc_mw;
+	unsigned int create_ah, destroy_ah;
+	unsigned int create_srq, modify_srq, query_srq, destroy_srq;
+	/* The last command: number, payload (after the header), lengths. */
+	uint32_t last_cmd;
+	uint8_t last_payload[256];
+	size_t last_in;			/* payload bytes */
+	size_t last_out;		/* response bytes asked for */
+
 	/* Knobs. */
 	bool allow_srq;			/* else CREATE_QP with an SRQ fails */
 	uint32_t fail_cmd;		/* with fail_errno != 0: fail it */
 	int fail_errno;
 	/*
 	 * Called with the core and driver response of CREATE_CQ,
-	 * RESIZE_CQ and CREATE_QP just before they are written back.
+	 * RESIZE_CQ, CREATE_QP, CREATE_SRQ and CREATE_AH just before they
+	 * are written back.
 	 */
 	void (*tweak)(uint32_t command, void *core, void *drv);
 
 	struct fake_ring rings[FAKE_MAX_RINGS];
 	struct fake_cq cqs[FAKE_MAX_OBJS];
 	struct fake_qp qps[FAKE_MAX_OBJS];
+	struct fake_mr mrs[FAKE_MAX_OBJS];
+	struct fake_mw mws[FAKE_MAX_OBJS];
+	struct fake_ah ahs[FAKE_MAX_OBJS];
+	struct fake_srq srqs[FAKE_MAX_OBJS];
 };
 
 extern struct fake_uverbs fake;
@@ -156,6 +206,12 @@ extern struct fake_uverbs fake;
 /* The live CQ or QP of that handle, or NULL. */
 struct fake_cq *fake_cq_get(uint32_t handle);
 struct fake_qp *fake_qp_get(uint32_t handle);
+
+/* The live MR, MW, AH or SRQ of that handle, or NULL. */
+struct fake_mr *fake_mr_get(uint32_t handle);
+struct fake_mw *fake_mw_get(uint32_t handle);
+struct fake_ah *fake_ah_get(uint32_t handle);
+struct fake_srq *fake_srq_get(uint32_t handle);
 
 /*
  * Add a CQE to the CQ as the kernel does: write it at the kernel's

@@ -10,17 +10,25 @@
 #define VROCE_COMPAT_H
 
 #include <linux/version.h>
+#include <rdma/uverbs_ioctl.h>
 
 /*
  * Since 6.11, create_cq gets the whole uverbs attribute bundle (NULL for
  * a kernel CQ) instead of its driver udata.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
-#define VROCE_CREATE_CQ_UDATA_ARG	struct uverbs_attr_bundle *attrs
-#define VROCE_CREATE_CQ_UDATA		(attrs ? &attrs->driver_udata : NULL)
+#define vroce_create_cq_arg uverbs_attr_bundle
+static inline struct ib_udata *
+vroce_create_cq_udata(struct uverbs_attr_bundle *attrs)
+{
+	return attrs ? &attrs->driver_udata : NULL;
+}
 #else
-#define VROCE_CREATE_CQ_UDATA_ARG	struct ib_udata *udata_arg
-#define VROCE_CREATE_CQ_UDATA		udata_arg
+#define vroce_create_cq_arg ib_udata
+static inline struct ib_udata *vroce_create_cq_udata(struct ib_udata *udata)
+{
+	return udata;
+}
 #endif
 
 #endif /* VROCE_COMPAT_H */

@@ -32,9 +32,9 @@ static int vroce_cq_resp(struct ib_udata *udata, struct vroce_cq *cq)
 }
 
 int vroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		    VROCE_CREATE_CQ_UDATA_ARG)
+		    struct vroce_create_cq_arg *arg)
 {
-	struct ib_udata *udata = VROCE_CREATE_CQ_UDATA;
+	struct ib_udata *udata = vroce_create_cq_udata(arg);
 	struct vroce_dev *vdev = to_vdev(ibcq->device);
 	struct vroce_ucontext *uctx = rdma_udata_to_drv_context(udata,
 			struct vroce_ucontext, ibuc);

@@ -198,7 +198,7 @@ int vroce_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);
 
 /* cq.c: completion queues */
 int vroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-		    VROCE_CREATE_CQ_UDATA_ARG);
+		    struct vroce_create_cq_arg *arg);
 int vroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int vroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int vroce_cq_add(struct vroce_cq *cq, const struct vroce_cqe *cqe,

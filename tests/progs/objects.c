@@ -131,6 +131,7 @@ static void check_srq(void)
 				       .cap = { 4, 0, 1, 0, 0 } };
 	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 8 };
 	struct ibv_recv_wr wr = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	int ret;
 
 	ibv_query_device(ctx, &da);
 	srq = ibv_create_srq(pd, &sa);
@@ -148,9 +149,9 @@ static void check_srq(void)
 	tap_ok(ibv_modify_srq(srq, &q, IBV_SRQ_MAX_WR) == EOPNOTSUPP,
 	       "resizing an SRQ: EOPNOTSUPP");
 	memset(&q, 0, sizeof(q));
-	tap_ok(!ibv_query_srq(srq, &q) && q.srq_limit == 10 &&
-	       q.max_wr >= 100, "query_srq: limit %u max_wr %u", q.srq_limit,
-	       q.max_wr);
+	ret = ibv_query_srq(srq, &q);
+	tap_ok(!ret && q.srq_limit == 10 && q.max_wr >= 100,
+	       "query_srq: limit %u max_wr %u", q.srq_limit, q.max_wr);
 	tap_ok(!ibv_post_srq_recv(srq, &wr, &bad), "post_srq_recv");
 	cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
 	qa.send_cq = cq;

@@ -64,32 +64,6 @@ static int scribble(int round)
 	return n;
 }
 
-static int rts(struct ibv_context *ctx, struct ibv_qp *qp, int gid)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = qp->qp_num;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.sgid_index = gid;
-	ibv_query_gid(ctx, 1, gid, &a.ah_attr.grh.dgid);
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
-}
-
 static int round_trip(struct ibv_context *ctx, struct ibv_pd *pd, int gid,
 		      int round)
 {
@@ -108,7 +82,7 @@ static int round_trip(struct ibv_context *ctx, struct ibv_pd *pd, int gid,
 	struct ibv_wc wc[16];
 	int i;
 
-	if (!qp || rts(ctx, qp, gid))
+	if (!qp || loopback_rc_rts(ctx, qp, gid))
 		return -1;
 	for (i = 0; i < 4; i++) {
 		ibv_post_recv(qp, &rwr, &brwr);

@@ -17,7 +17,7 @@ tap_check "ping the peer over the wire" busybox ping -c 1 -W 5 "$VROCE_PEER_IP4"
 modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0 && vm_ib_nodes
 tap_result $? "rxe0 on eth0"
 tap_check "rxe0 port active" vm_wait_port_active rxe0 30
-idx=$(wait_for 10 gid_v2_index rxe0 "$VROCE_SELF_IP4" && gid_v2_index rxe0 "$VROCE_SELF_IP4")
+idx=$(wait_for 10 vm_gid_index rxe0 "$VROCE_SELF_IP4" && vm_gid_index rxe0 "$VROCE_SELF_IP4")
 tap_result $? "RoCE v2 GID index of $VROCE_SELF_IP4: $idx"
 
 pingpong=(ibv_rc_pingpong -d rxe0 -g "$idx" -m 1024 -s 4096 -n 20)

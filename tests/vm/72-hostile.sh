@@ -14,7 +14,7 @@
 
 progs=$VROCE_TOP/build/progs
 tap_plan 4
-rdma_add vroce0 eth0 && wait_for 10 gid_v2_index vroce0 "$VROCE_SELF_IP4"
+rdma_add vroce0 eth0 && wait_for 10 vm_gid_index vroce0 "$VROCE_SELF_IP4"
 tap_result $? "vroce0 on eth0 ($rdma_err)"
 run_timeout 300 "$progs/hostile" vroce0 30 >/tmp/hostile.log 2>&1
 tap_result $? "the hostile process ran to its end"

@@ -13,7 +13,7 @@
 . "$(dirname "$0")/_vroce.sh"
 
 rdma_add vroce0 eth0 || tap_bail "rdma link add failed: $rdma_err"
-wait_for 10 gid_v2_index vroce0 "$VROCE_SELF_IP4" ||
+wait_for 10 vm_gid_index vroce0 "$VROCE_SELF_IP4" ||
 	tap_bail "no RoCE v2 GID for $VROCE_SELF_IP4"
 "$VROCE_TOP/build/progs/objects" vroce0 10000
 rc=$?

@@ -7,11 +7,10 @@
 #                            S seconds pass (1)
 #   link_exists NAME         the RDMA device NAME exists
 #   devinfo_field DEV FIELD  value of "FIELD:" in ibv_devinfo -v -d DEV
-#   gid_v2_index DEV ADDR    index of the RoCE v2 GID of DEV for ADDR
 #   dmesg_has TEXT           the kernel log contains TEXT
 #   rdma_add NAME NETDEV     rdma link add NAME type vroce netdev NETDEV,
-#   hold_start DEV, hold_finish   a process holding DEV open (below)
 #                            its error text (if any) in $rdma_err
+#   hold_start DEV, hold_finish   a process holding DEV open (below)
 
 wait_for() {
 	_wf_end=$(($(date +%s) + $1))
@@ -38,22 +37,6 @@ dmesg_has() {
 
 rdma_add() {
 	rdma_err=$(rdma link add "$1" type vroce netdev "$2" 2>&1)
-}
-
-# gid_v2_index DEV ADDR: like lib.sh's vm_gid_index, with one grep over
-# the whole GID table instead of two processes per entry (process start is
-# what costs under TCG, and the table has 1024 entries).
-gid_v2_index() {
-	_gv_want=$(vm_gid_hex "$2")
-	_gv_p=/sys/class/infiniband/$1/ports/1
-	for _gv_f in $(grep -lx "$_gv_want" "$_gv_p"/gids/* 2>/dev/null); do
-		_gv_i=${_gv_f##*/}
-		read -r _gv_t <"$_gv_p/gid_attrs/types/$_gv_i" 2>/dev/null
-		case $_gv_t in
-		*v2*) echo "$_gv_i"; return 0 ;;
-		esac
-	done
-	return 1
 }
 
 # hold_start DEV: a process opens DEV, allocates a PD and waits (see

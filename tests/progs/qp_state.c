@@ -185,6 +185,103 @@ static void check_path(struct env *e, enum ibv_qp_type t)
 	tap_ok(!ibv_destroy_qp(qp), "%s: destroy", tname(t));
 }
 
+/* The states a user can reach, and the legal moves between them (IBTA). */
+static const enum ibv_qp_state states[] = {
+	IBV_QPS_RESET, IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS, IBV_QPS_SQD,
+	IBV_QPS_ERR,
+};
+
+static int legal(enum ibv_qp_state cur, enum ibv_qp_state next)
+{
+	switch (cur) {
+	case IBV_QPS_RESET:
+		return next == IBV_QPS_RESET || next == IBV_QPS_INIT;
+	case IBV_QPS_INIT:
+		return next == IBV_QPS_INIT || next == IBV_QPS_RTR ||
+		       next == IBV_QPS_RESET || next == IBV_QPS_ERR;
+	case IBV_QPS_RTR:
+		return next == IBV_QPS_RTS || next == IBV_QPS_RESET ||
+		       next == IBV_QPS_ERR;
+	case IBV_QPS_RTS:
+	case IBV_QPS_SQD:
+		return next == IBV_QPS_RTS || next == IBV_QPS_SQD ||
+		       next == IBV_QPS_RESET || next == IBV_QPS_ERR;
+	default: /* ERR */
+		return next == IBV_QPS_RESET || next == IBV_QPS_ERR;
+	}
+}
+
+/* One move with the attributes it requires. */
+static int move(struct env *e, struct ibv_qp *qp, enum ibv_qp_type t,
+		enum ibv_qp_state cur, enum ibv_qp_state next)
+{
+	if (cur == IBV_QPS_RESET && next == IBV_QPS_INIT)
+		return to_init(qp, t, 0, 0);
+	if (cur == IBV_QPS_INIT && next == IBV_QPS_RTR)
+		return to_rtr(e, qp, t, 0, 0);
+	if (cur == IBV_QPS_RTR && next == IBV_QPS_RTS)
+		return to_rts(qp, t, 0, 0);
+	return to_state(qp, next);
+}
+
+/* From RESET along INIT, RTR, RTS to @s; SQD via RTS, ERR via INIT. */
+static int reach(struct env *e, struct ibv_qp *qp, enum ibv_qp_type t,
+		 enum ibv_qp_state s)
+{
+	static const enum ibv_qp_state path[] = {
+		IBV_QPS_INIT, IBV_QPS_RTR, IBV_QPS_RTS,
+	};
+	enum ibv_qp_state goal = s == IBV_QPS_SQD ? IBV_QPS_RTS :
+				 s == IBV_QPS_ERR ? IBV_QPS_INIT : s;
+	enum ibv_qp_state cur = IBV_QPS_RESET;
+	unsigned int i;
+
+	if (to_state(qp, IBV_QPS_RESET))
+		return -1;
+	for (i = 0; i < 3 && cur != goal; i++) {
+		if (move(e, qp, t, cur, path[i]))
+			return -1;
+		cur = path[i];
+	}
+	if (s == IBV_QPS_SQD || s == IBV_QPS_ERR)
+		return to_state(qp, s);
+	return 0;
+}
+
+/* Every pair of user-reachable states: legal moves succeed, others fail. */
+static void check_all(struct env *e, enum ibv_qp_type t)
+{
+	struct ibv_qp *qp = new_qp(e, t);
+	unsigned int i, j;
+	int bad = 0, n = 0, ret;
+
+	if (!qp)
+		return;
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		for (j = 0; j < sizeof(states) / sizeof(states[0]); j++) {
+			if (reach(e, qp, t, states[i]) ||
+			    qp_state(qp) != states[i]) {
+				tap_diag("%s: cannot reach state %d", tname(t),
+					 states[i]);
+				bad++;
+				continue;
+			}
+			ret = move(e, qp, t, states[i], states[j]);
+			n++;
+			if (legal(states[i], states[j]) ?
+			    ret || qp_state(qp) != states[j] :
+			    ret != EINVAL || qp_state(qp) != states[i]) {
+				tap_diag("%s: %d->%d gave %d, state %d",
+					 tname(t), states[i], states[j], ret,
+					 qp_state(qp));
+				bad++;
+			}
+		}
+	tap_ok(!bad, "%s: all %d moves between RESET, INIT, RTR, RTS, SQD, ERR",
+	       tname(t), n);
+	ibv_destroy_qp(qp);
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = argc > 1 ? argv[1] : "vroce0";
@@ -201,6 +298,9 @@ int main(int argc, char **argv)
 	check_path(&e, IBV_QPT_RC);
 	check_path(&e, IBV_QPT_UC);
 	check_path(&e, IBV_QPT_UD);
+	check_all(&e, IBV_QPT_RC);
+	check_all(&e, IBV_QPT_UC);
+	check_all(&e, IBV_QPT_UD);
 	tap_ok(!ibv_destroy_cq(e.cq) && !ibv_dealloc_pd(e.pd) &&
 	       !ibv_close_device(e.ctx), "cleanup");
 	return tap_done();

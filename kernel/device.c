@@ -21,10 +21,14 @@ static void vroce_dealloc_driver(struct ib_device *ibdev)
 	struct vroce_dev *vdev = to_vdev(ibdev);
 
 	mutex_lock(&vroce_lock);
-	list_del_init(&vdev->node);
+	if (!list_empty(&vdev->node)) {
+		list_del_rcu(&vdev->node);
+		vroce_net_put();
+	}
 	mutex_unlock(&vroce_lock);
 
 	xa_destroy(&vdev->ahs);
+	xa_destroy(&vdev->qps);
 	vroce_keys_destroy(vdev);
 	ida_destroy(&vdev->qpn_ida);
 	ida_destroy(&vdev->pd_ida);
@@ -93,6 +97,22 @@ static struct vroce_dev *vroce_find_locked(struct net_device *ndev)
 	return NULL;
 }
 
+/* For the receive path: the device on @ndev, with a reference. */
+struct vroce_dev *vroce_dev_get_by_netdev(struct net_device *ndev)
+{
+	struct vroce_dev *vdev, *found = NULL;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(vdev, &vroce_devices, node)
+		if (vdev->ndev == ndev) {
+			if (ib_device_try_get(&vdev->ibdev))
+				found = vdev;
+			break;
+		}
+	rcu_read_unlock();
+	return found;
+}
+
 static int vroce_check_new_link(const char *name, struct net_device *ndev)
 {
 	struct ib_device *other;
@@ -124,10 +144,12 @@ static int vroce_list_add(struct vroce_dev *vdev)
 	if (vroce_find_locked(vdev->ndev))
 		err = -EEXIST;
 	else
-		list_add_tail(&vdev->node, &vroce_devices);
+		err = vroce_net_get();
+	if (!err)
+		list_add_tail_rcu(&vdev->node, &vroce_devices);
 	mutex_unlock(&vroce_lock);
 
-	if (err)
+	if (err == -EEXIST)
 		pr_err("vroce: %s already carries a vroce device\n",
 		       vdev->ndev->name);
 	return err;
@@ -238,6 +260,7 @@ int vroce_dev_add(const char *name, struct net_device *ndev)
 	ida_init(&vdev->pd_ida);
 	ida_init(&vdev->qpn_ida);
 	xa_init_flags(&vdev->ahs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&vdev->qps, XA_FLAGS_LOCK_BH);
 	vdev->ndev = ndev;
 	netdev_hold(ndev, &vdev->ndev_tracker, GFP_KERNEL);
 	vdev->port_state = vroce_port_state(vdev);

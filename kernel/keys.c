@@ -18,7 +18,7 @@
 
 int vroce_keys_init(struct vroce_dev *vdev)
 {
-	xa_init_flags(&vdev->keys, XA_FLAGS_ALLOC1);
+	xa_init_flags(&vdev->keys, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 	vdev->key_bytes = kvzalloc(VROCE_KEY_INDICES, GFP_KERNEL);
 	return vdev->key_bytes ? 0 : -ENOMEM;
 }
@@ -30,14 +30,14 @@ void vroce_keys_destroy(struct vroce_dev *vdev)
 	kvfree(vdev->key_bytes);
 }
 
-/* Gives @obj a fresh key; returns it in *@key. */
-int vroce_key_alloc(struct vroce_dev *vdev, void *obj, u32 *key)
+/* Gives @obj (tagged VROCE_KEY_MR or _MW) a fresh key in *@key. */
+int vroce_key_alloc(struct vroce_dev *vdev, void *obj, int tag, u32 *key)
 {
 	u32 index;
 	u8 byte;
 	int err;
 
-	err = xa_alloc_cyclic(&vdev->keys, &index, obj,
+	err = xa_alloc_cyclic_bh(&vdev->keys, &index, xa_tag_pointer(obj, tag),
 			      XA_LIMIT(1, VROCE_KEY_INDICES - 1),
 			      &vdev->next_key, GFP_KERNEL);
 	if (err < 0)
@@ -50,5 +50,5 @@ int vroce_key_alloc(struct vroce_dev *vdev, void *obj, u32 *key)
 
 void vroce_key_free(struct vroce_dev *vdev, u32 key)
 {
-	xa_erase(&vdev->keys, vroce_key_index(key));
+	xa_erase_bh(&vdev->keys, vroce_key_index(key));
 }

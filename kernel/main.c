@@ -24,9 +24,14 @@ static int __init vroce_init(void)
 {
 	int err;
 
-	err = vroce_netdev_notifier_register();
+	err = vroce_tx_init();
 	if (err)
 		return err;
+	err = vroce_netdev_notifier_register();
+	if (err) {
+		vroce_tx_exit();
+		return err;
+	}
 
 	rdma_link_register(&vroce_link_ops);
 	pr_info("vroce: loaded, ABI version %u\n", VROCE_ABI_VERSION);
@@ -39,6 +44,7 @@ static void __exit vroce_exit(void)
 	rdma_link_unregister(&vroce_link_ops);
 	vroce_netdev_notifier_unregister();
 	vroce_dev_remove_all();
+	vroce_tx_exit();
 	pr_info("vroce: unloaded\n");
 }
 

@@ -56,7 +56,9 @@ static int vroce_mr_publish(struct vroce_dev *vdev, struct vroce_mr *mr)
 		atomic_dec(&vdev->n_mr);
 		return -ENOMEM;
 	}
-	err = vroce_key_alloc(vdev, mr, &key);
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->released);
+	err = vroce_key_alloc(vdev, mr, VROCE_KEY_MR, &key);
 	if (err) {
 		atomic_dec(&vdev->n_mr);
 		return err;
@@ -144,6 +146,9 @@ int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	if (atomic_read(&mr->bound_mws))
 		return -EBUSY;
 	vroce_key_free(vdev, ibmr->lkey);
+	/* No new lookup finds it now; wait for those in flight. */
+	vroce_mr_put(mr);
+	wait_for_completion(&mr->released);
 	atomic_dec(&vdev->n_mr);
 	vroce_mr_free(mr);
 	return 0;

@@ -22,7 +22,7 @@ int vroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 		err = -ENOMEM;
 		goto dec;
 	}
-	err = vroce_key_alloc(vdev, to_vmw(ibmw), &key);
+	err = vroce_key_alloc(vdev, to_vmw(ibmw), VROCE_KEY_MW, &key);
 	if (err)
 		goto dec;
 	ibmw->rkey = key;

@@ -30,7 +30,8 @@ static enum ib_port_phys_state vroce_phys_state(struct vroce_dev *vdev,
 	return IB_PORT_PHYS_STATE_DISABLED;
 }
 
-static enum ib_mtu vroce_active_mtu(struct vroce_dev *vdev)
+/* The active IB MTU (enum ib_mtu) that the netdev's MTU allows. */
+int vroce_port_mtu(struct vroce_dev *vdev)
 {
 	int mtu = vroce_mtu_for_netdev(READ_ONCE(vdev->ndev->mtu));
 
@@ -87,7 +88,7 @@ int vroce_query_port(struct ib_device *ibdev, u32 port,
 	attr->state = vroce_port_state(vdev);
 	attr->phys_state = vroce_phys_state(vdev, attr->state);
 	attr->max_mtu = IB_MTU_4096;
-	attr->active_mtu = vroce_active_mtu(vdev);
+	attr->active_mtu = vroce_port_mtu(vdev);
 	attr->gid_tbl_len = VROCE_GID_TBL_LEN;
 	attr->port_cap_flags = IB_PORT_CM_SUP;
 	attr->max_msg_sz = VROCE_MAX_MSG_SZ;

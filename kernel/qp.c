@@ -122,6 +122,9 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return qpn == -ENOSPC ? -ENOMEM : qpn;
 
 	mutex_init(&qp->state_lock);
+	refcount_set(&qp->ref, 1);
+	init_completion(&qp->released);
+	INIT_WORK(&qp->tx_work, vroce_tx_work);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	vroce_qp_size(&init->cap, &sq_stride, &rq_stride);
@@ -135,10 +138,18 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->attrs.port_num = VROCE_PORT;
 	ibqp->qp_num = qpn;
 
+	err = -ENOMEM;
+	qp->wqe_buf = kmalloc(sq_stride, GFP_KERNEL);
+	if (!qp->wqe_buf)
+		goto qpn;
 	err = vroce_qp_rings(qp, &uctx->ibuc, sq_stride, rq_stride);
 	if (err)
-		goto qpn;
+		goto buf;
 	err = vroce_qp_resp(udata, qp);
+	if (err)
+		goto rings;
+	/* Visible to the receive path from here on. */
+	err = xa_insert_bh(&vdev->qps, qpn, qp, GFP_KERNEL);
 	if (err)
 		goto rings;
 	atomic_inc(&vdev->n_qp);
@@ -146,6 +157,8 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 rings:
 	vroce_queue_destroy(&qp->rq);
 	vroce_queue_destroy(&qp->sq);
+buf:
+	kfree(qp->wqe_buf);
 qpn:
 	ida_free(&vdev->qpn_ida, qpn);
 	return err;
@@ -155,6 +168,13 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct vroce_dev *vdev = to_vdev(ibqp->device);
 	struct vroce_qp *qp = to_vqp(ibqp);
+
+	/* No new packet finds the QP; wait for those in flight. */
+	xa_erase_bh(&vdev->qps, ibqp->qp_num);
+	vroce_qp_put(qp);
+	wait_for_completion(&qp->released);
+	cancel_work_sync(&qp->tx_work);
+	kfree(qp->wqe_buf);
 
 	mutex_lock(&qp->state_lock);
 	rdma_destroy_ah_attr(&qp->attrs.ah_attr);
@@ -215,9 +235,9 @@ int vroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 }
 
 /*
- * The doorbell of a user QP: uverbs POST_SEND with no work requests.
- * There is no send engine to wake yet (the data path comes next); a QP in
- * the error state flushes what was posted.
+ * The doorbell of a user QP: uverbs POST_SEND with no work requests. It
+ * wakes the send engine of a QP in RTS; a QP in ERR flushes what was
+ * posted.
  */
 int vroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr)
@@ -231,6 +251,8 @@ int vroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	mutex_lock(&qp->state_lock);
 	if (qp->attrs.state == IB_QPS_ERR)
 		vroce_qp_flush(qp);
+	else if (qp->attrs.state == IB_QPS_RTS)
+		vroce_tx_kick(qp);
 	mutex_unlock(&qp->state_lock);
 	return 0;
 }

@@ -10,6 +10,8 @@
 #include <linux/list.h>
 #include <linux/netdevice.h>
 #include <linux/idr.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 #include <rdma/vroce-abi.h>
@@ -42,7 +44,27 @@ struct vroce_dev {
 	u32 next_key;			/* cyclic allocation of key indices */
 	u8 *key_bytes;			/* last key byte of each key index */
 	struct xarray ahs;		/* ah_num -> vroce_ah */
+	struct xarray qps;		/* qpn -> vroce_qp */
+	atomic64_t icrc_errors;
 };
+
+/* Where a packet goes: addresses and header fields from an AV. */
+struct vroce_path {
+	bool ipv4;
+	bool loopback;			/* a GID of this device */
+	__be32 sip4;
+	__be32 dip4;
+	struct in6_addr sgid;
+	struct in6_addr dgid;
+	u32 flow_label;
+	u16 sport;
+	u8 tclass;
+	u8 hop_limit;
+};
+
+/* Room in front of BTH for UDP, IP and the link layer. */
+#define VROCE_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
+			 sizeof(struct udphdr))
 
 struct vroce_ucontext {
 	struct ib_ucontext ibuc;
@@ -73,7 +95,13 @@ struct vroce_mr {
 	int access;
 	bool dma;
 	atomic_t bound_mws;
+	refcount_t ref;			/* lookups by the data path */
+	struct completion released;
 };
+
+/* Tags of the entries of vroce_dev.keys. */
+#define VROCE_KEY_MR	1
+#define VROCE_KEY_MW	2
 
 struct vroce_mw {
 	struct ib_mw ibmw;
@@ -128,6 +156,18 @@ struct vroce_qp {
 	spinlock_t rq_lock;		/* kernel side of the RQ */
 	struct vroce_queue sq;
 	struct vroce_queue rq;
+	refcount_t ref;			/* lookups by the receive path */
+	struct completion released;
+	struct work_struct tx_work;	/* the send engine */
+	void *wqe_buf;			/* the engine's copy of one WQE */
+};
+
+/* A gather or scatter list, checked and holding its MRs. */
+struct vroce_sgl {
+	const struct vroce_sge *sge;
+	u32 n;
+	u32 len;
+	struct vroce_mr *mrs[VROCE_MAX_SGE];
 };
 
 static inline struct vroce_dev *to_vdev(struct ib_device *ibdev)
@@ -174,6 +214,7 @@ static inline struct vroce_srq *to_vsrq(struct ib_srq *ibsrq)
 int vroce_dev_add(const char *name, struct net_device *ndev);
 void vroce_dev_remove_all(void);
 int vroce_netdev_notifier_register(void);
+struct vroce_dev *vroce_dev_get_by_netdev(struct net_device *ndev);
 void vroce_netdev_notifier_unregister(void);
 
 /* port.c: device and port attributes */
@@ -186,6 +227,7 @@ int vroce_get_port_immutable(struct ib_device *ibdev, u32 port,
 int vroce_query_pkey(struct ib_device *ibdev, u32 port, u16 index, u16 *pkey);
 enum rdma_link_layer vroce_get_link_layer(struct ib_device *ibdev, u32 port);
 enum ib_port_state vroce_port_state(struct vroce_dev *vdev);
+int vroce_port_mtu(struct vroce_dev *vdev);
 void vroce_get_dev_fw_str(struct ib_device *ibdev, char *str);
 
 /* context.c: user contexts, protection domains, udata helpers */
@@ -221,7 +263,7 @@ void vroce_qp_flush(struct vroce_qp *qp);
 /* keys.c: the MR/MW key space */
 int vroce_keys_init(struct vroce_dev *vdev);
 void vroce_keys_destroy(struct vroce_dev *vdev);
-int vroce_key_alloc(struct vroce_dev *vdev, void *obj, u32 *key);
+int vroce_key_alloc(struct vroce_dev *vdev, void *obj, int tag, u32 *key);
 void vroce_key_free(struct vroce_dev *vdev, u32 key);
 
 /* mr.c: memory regions */
@@ -249,6 +291,38 @@ int vroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
 int vroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int vroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+
+/* sgl.c: scatter/gather lists against MRs */
+struct vroce_mr *vroce_mr_get(struct vroce_dev *vdev, u32 key,
+			      struct ib_pd *pd);
+void vroce_mr_put(struct vroce_mr *mr);
+void vroce_sgl_put(struct vroce_mr **mrs, u32 n);
+int vroce_sgl_prepare(struct vroce_qp *qp, struct vroce_sgl *sgl,
+		      const struct vroce_sge *sge, u32 n, int access);
+void vroce_sgl_write(struct vroce_sgl *sgl, u32 off, const void *buf,
+		     u32 len);
+void vroce_sgl_read(struct vroce_sgl *sgl, u32 off, void *buf, u32 len);
+void vroce_sgl_release(struct vroce_sgl *sgl);
+
+/* net.c: UDP sockets and transmit */
+int vroce_net_get(void);
+void vroce_net_put(void);
+int vroce_path_from_attr(struct vroce_dev *vdev,
+			 const struct rdma_ah_attr *attr, u32 qpn,
+			 struct vroce_path *p);
+int vroce_net_xmit(struct vroce_dev *vdev, struct sk_buff *skb,
+		   const struct vroce_path *p);
+
+/* rx.c: the receive path */
+int vroce_udp_recv(struct sock *sk, struct sk_buff *skb);
+int vroce_rx(struct vroce_dev *vdev, struct sk_buff *skb);
+void vroce_qp_put(struct vroce_qp *qp);
+
+/* tx.c: the send engine */
+int vroce_tx_init(void);
+void vroce_tx_exit(void);
+void vroce_tx_kick(struct vroce_qp *qp);
+void vroce_tx_work(struct work_struct *work);
 
 /* sysfs.c: object counts */
 extern const struct attribute_group vroce_obj_group;

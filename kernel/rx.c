@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The receive path: a RoCEv2 packet arrives on our UDP socket (or from
+ * our own transmit, for a local destination), its ICRC and headers are
+ * checked, and it goes to the QP it names. UD receives are delivered
+ * here; RC and UC packets are not handled yet and are dropped.
+ *
+ * Copyright (c) 2026 the vroce developers
+ */
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+
+#include "vroce.h"
+#include "core/roce.h"
+
+#define VROCE_GRH_LEN	40
+
+/* The QP numbered @qpn, with a reference; NULL if none. */
+static struct vroce_qp *vroce_qp_get(struct vroce_dev *vdev, u32 qpn)
+{
+	struct vroce_qp *qp;
+
+	xa_lock_bh(&vdev->qps);
+	qp = xa_load(&vdev->qps, qpn);
+	if (qp)
+		refcount_inc(&qp->ref);
+	xa_unlock_bh(&vdev->qps);
+	return qp;
+}
+
+void vroce_qp_put(struct vroce_qp *qp)
+{
+	if (refcount_dec_and_test(&qp->ref))
+		complete(&qp->released);
+}
+
+/* Takes the next receive WQE of @qp (or its SRQ) into @wqe. */
+static bool vroce_take_recv(struct vroce_qp *qp, struct vroce_recv_wqe *wqe,
+			    struct vroce_sge *sge, u32 max_sge)
+{
+	struct vroce_srq *srq = qp->ibqp.srq ? to_vsrq(qp->ibqp.srq) : NULL;
+	struct vroce_queue *rq = srq ? &srq->rq : &qp->rq;
+	spinlock_t *lock = srq ? &srq->lock : &qp->rq_lock;
+	bool ok = false;
+
+	spin_lock_bh(lock);
+	if (vroce_queue_produced(rq) > 0) {
+		/* One copy of the WQE; only the copy is looked at. */
+		memcpy(wqe, vroce_queue_slot(rq, rq->own), sizeof(*wqe));
+		if (wqe->num_sge <= max_sge) {
+			memcpy(sge, vroce_queue_slot(rq, rq->own) + sizeof(*wqe),
+			       wqe->num_sge * sizeof(*sge));
+			ok = true;
+		}
+		rq->own++;
+		vroce_queue_publish_cons(rq);
+	}
+	spin_unlock_bh(lock);
+	return ok;
+}
+
+/* The 40 bytes a UD receive buffer starts with: the packet's IP header. */
+static void vroce_grh(struct sk_buff *skb, u8 *grh, u8 *net_type)
+{
+	memset(grh, 0, VROCE_GRH_LEN);
+	if (ip_hdr(skb)->version == 4) {
+		memcpy(grh + 20, ip_hdr(skb), sizeof(struct iphdr));
+		*net_type = RDMA_NETWORK_IPV4;
+	} else {
+		memcpy(grh, ipv6_hdr(skb), sizeof(struct ipv6hdr));
+		*net_type = RDMA_NETWORK_IPV6;
+	}
+}
+
+static void vroce_rx_ud(struct vroce_qp *qp, struct sk_buff *skb,
+			const struct vroce_pkt *pkt, const u8 *bth)
+{
+	struct vroce_sge sge[VROCE_MAX_SGE];
+	struct vroce_recv_wqe wqe;
+	struct vroce_deth deth;
+	struct vroce_cqe cqe = {};
+	struct vroce_sgl sgl;
+	u8 grh[VROCE_GRH_LEN];
+	const u8 *imm;
+	int len;
+
+	if (vroce_deth_parse(&deth, vroce_pkt_hdr(pkt, bth, VROCE_HDR_DETH),
+			     VROCE_DETH_LEN) < 0 ||
+	    deth.qkey != qp->attrs.qkey)
+		return;
+	if (qp->attrs.state < IB_QPS_RTR || qp->attrs.state > IB_QPS_SQD)
+		return;
+	/* UD has no RNR: without a receive WQE the packet is dropped. */
+	if (!vroce_take_recv(qp, &wqe, sge, qp->cap.max_recv_sge ?:
+			     VROCE_MAX_SGE))
+		return;
+
+	cqe.wr_id = wqe.wr_id;
+	cqe.opcode = IB_WC_RECV;
+	cqe.qp_num = qp->ibqp.qp_num;
+	cqe.src_qp = deth.sqpn;
+	cqe.flags = VROCE_CQE_GRH;
+	cqe.byte_len = VROCE_GRH_LEN + pkt->paylen;
+	imm = vroce_pkt_hdr(pkt, bth, VROCE_HDR_IMMDT);
+	if (imm) {
+		memcpy(&cqe.imm_data, imm, sizeof(cqe.imm_data));
+		cqe.flags |= VROCE_CQE_WITH_IMM;
+	}
+	vroce_grh(skb, grh, &cqe.network_hdr_type);
+
+	len = vroce_sgl_prepare(qp, &sgl, sge, wqe.num_sge,
+				IB_ACCESS_LOCAL_WRITE);
+	if (len < 0) {
+		cqe.status = -len;
+	} else {
+		if (len < cqe.byte_len) {
+			cqe.status = IB_WC_LOC_LEN_ERR;
+		} else {
+			vroce_sgl_write(&sgl, 0, grh, VROCE_GRH_LEN);
+			vroce_sgl_write(&sgl, VROCE_GRH_LEN,
+					bth + pkt->hdr_len, pkt->paylen);
+		}
+		vroce_sgl_release(&sgl);
+	}
+	vroce_cq_add(to_vcq(qp->ibqp.recv_cq), &cqe,
+		     pkt->bth.se || cqe.status);
+}
+
+/*
+ * One RoCEv2 packet, skb->data at its UDP header and the IP header
+ * before it. Consumes @skb.
+ */
+int vroce_rx(struct vroce_dev *vdev, struct sk_buff *skb)
+{
+	struct vroce_pkt pkt;
+	struct vroce_qp *qp;
+	const u8 *bth;
+
+	if (skb_linearize(skb))
+		goto drop;
+	if (vroce_icrc_verify(skb_network_header(skb),
+			      skb_tail_pointer(skb) - skb_network_header(skb))) {
+		atomic64_inc(&vdev->icrc_errors);
+		goto drop;
+	}
+	bth = skb->data + sizeof(struct udphdr);
+	if (vroce_pkt_parse(&pkt, bth, skb_tail_pointer(skb) - bth) < 0)
+		goto drop;
+	qp = vroce_qp_get(vdev, pkt.bth.dqpn);
+	if (!qp)
+		goto drop;
+	if (qp->ibqp.qp_type == IB_QPT_UD &&
+	    (pkt.bth.opcode == VROCE_OP_UD_SEND_ONLY ||
+	     pkt.bth.opcode == VROCE_OP_UD_SEND_ONLY_IMM))
+		vroce_rx_ud(qp, skb, &pkt, bth);
+	vroce_qp_put(qp);
+drop:
+	kfree_skb(skb);
+	return 0;
+}
+
+/* encap_rcv of our UDP sockets: 0 means the skb is ours now. */
+int vroce_udp_recv(struct sock *sk, struct sk_buff *skb)
+{
+	struct vroce_dev *vdev = vroce_dev_get_by_netdev(skb->dev);
+
+	if (!vdev) {
+		kfree_skb(skb);
+		return 0;
+	}
+	vroce_rx(vdev, skb);
+	ib_device_put(&vdev->ibdev);
+	return 0;
+}

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Scatter/gather lists against MRs. Every SGE is checked (key, PD,
+ * access, bounds) before a byte moves; then bytes go to or from the MR's
+ * pages through its page map.
+ *
+ * Copyright (c) 2026 the vroce developers
+ */
+#include <linux/highmem.h>
+
+#include "vroce.h"
+#include "core/roce.h"
+
+/* Looks up the MR of @key in @pd; takes a reference. */
+struct vroce_mr *vroce_mr_get(struct vroce_dev *vdev, u32 key,
+			      struct ib_pd *pd)
+{
+	struct vroce_mr *mr;
+	void *entry;
+
+	xa_lock_bh(&vdev->keys);
+	entry = xa_load(&vdev->keys, vroce_key_index(key));
+	mr = xa_pointer_tag(entry) == VROCE_KEY_MR ? xa_untag_pointer(entry) :
+						    NULL;
+	if (mr && (mr->ibmr.lkey != key || mr->ibmr.pd != pd))
+		mr = NULL;
+	if (mr)
+		refcount_inc(&mr->ref);
+	xa_unlock_bh(&vdev->keys);
+	return mr;
+}
+
+void vroce_mr_put(struct vroce_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->released);
+}
+
+/* Copies @len bytes between @buf and the MR at @iova (checked already). */
+static void vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
+			  bool to_mr)
+{
+	u64 off = iova - mr->iova + mr->page_offset;
+
+	while (len) {
+		struct page *page = mr->pages[off >> PAGE_SHIFT];
+		u32 in_page = off & ~PAGE_MASK;
+		u32 n = min_t(u32, len, PAGE_SIZE - in_page);
+		u8 *va = kmap_local_page(page);
+
+		if (to_mr)
+			memcpy(va + in_page, buf, n);
+		else
+			memcpy(buf, va + in_page, n);
+		kunmap_local(va);
+		buf += n;
+		off += n;
+		len -= n;
+	}
+}
+
+/*
+ * Checks every SGE of @sge[0..@n) for @access in the QP's PD and returns
+ * their total length, or a negative IB_WC status.
+ */
+static int vroce_sgl_check(struct vroce_qp *qp, const struct vroce_sge *sge,
+			   u32 n, int access, struct vroce_mr **mrs)
+{
+	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
+	u64 total = 0;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		mrs[i] = NULL;
+		if (!sge[i].length)
+			continue;
+		mrs[i] = vroce_mr_get(vdev, sge[i].lkey, qp->ibqp.pd);
+		if (!mrs[i] || (mrs[i]->access & access) != access ||
+		    mrs[i]->dma ||
+		    !vroce_range_ok(mrs[i]->iova, mrs[i]->length, sge[i].addr,
+				    sge[i].length)) {
+			vroce_sgl_put(mrs, i + 1);
+			return -IB_WC_LOC_PROT_ERR;
+		}
+		total += sge[i].length;
+	}
+	return total > VROCE_MAX_MSG_SZ ? -IB_WC_LOC_LEN_ERR : (int)total;
+}
+
+void vroce_sgl_put(struct vroce_mr **mrs, u32 n)
+{
+	while (n--)
+		if (mrs[n])
+			vroce_mr_put(mrs[n]);
+}
+
+/* Moves @len bytes between @buf and the SGL from byte @skip on. */
+static void vroce_sgl_copy(const struct vroce_sge *sge, struct vroce_mr **mrs,
+			   u32 n, u32 skip, void *buf, u32 len, bool to_mr)
+{
+	u32 i, m;
+
+	for (i = 0; i < n && len; i++) {
+		if (skip >= sge[i].length) {
+			skip -= sge[i].length;
+			continue;
+		}
+		m = min(len, sge[i].length - skip);
+		vroce_mr_copy(mrs[i], sge[i].addr + skip, buf, m, to_mr);
+		buf += m;
+		len -= m;
+		skip = 0;
+	}
+}
+
+int vroce_sgl_prepare(struct vroce_qp *qp, struct vroce_sgl *sgl,
+		      const struct vroce_sge *sge, u32 n, int access)
+{
+	int len;
+
+	sgl->sge = sge;
+	sgl->n = n;
+	len = vroce_sgl_check(qp, sge, n, access, sgl->mrs);
+	if (len >= 0)
+		sgl->len = len;
+	return len;
+}
+
+void vroce_sgl_write(struct vroce_sgl *sgl, u32 off, const void *buf,
+		     u32 len)
+{
+	vroce_sgl_copy(sgl->sge, sgl->mrs, sgl->n, off, (void *)buf, len,
+		       true);
+}
+
+void vroce_sgl_read(struct vroce_sgl *sgl, u32 off, void *buf, u32 len)
+{
+	vroce_sgl_copy(sgl->sge, sgl->mrs, sgl->n, off, buf, len, false);
+}
+
+void vroce_sgl_release(struct vroce_sgl *sgl)
+{
+	vroce_sgl_put(sgl->mrs, sgl->n);
+}

@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The send engine of a QP: a work item that drains the SQ ring. It runs
+ * while WQEs keep coming; when it finds the ring empty it sets
+ * VROCE_SQ_NEEDS_WAKEUP, looks once more, and only then stops, so the
+ * provider needs a doorbell system call only to restart a stopped engine
+ * (see vroce-abi.h). Each WQE is copied once and only the copy is
+ * validated and used. UD sends are transmitted; RC and UC WQEs wait
+ * (they are not handled yet) until the QP is flushed.
+ *
+ * Copyright (c) 2026 the vroce developers
+ */
+#include <linux/skbuff.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_cache.h>
+
+#include "vroce.h"
+#include "core/roce.h"
+
+static struct workqueue_struct *vroce_wq;
+
+int vroce_tx_init(void)
+{
+	vroce_wq = alloc_workqueue("vroce_tx", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	return vroce_wq ? 0 : -ENOMEM;
+}
+
+void vroce_tx_exit(void)
+{
+	destroy_workqueue(vroce_wq);
+}
+
+void vroce_tx_kick(struct vroce_qp *qp)
+{
+	queue_work(vroce_wq, &qp->tx_work);
+}
+
+/* A UD destination from AH @num of the QP's PD, copied under the lock. */
+static int vroce_ud_path(struct vroce_qp *qp, u32 num, struct vroce_path *p)
+{
+	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
+	struct vroce_ah *ah;
+	int err = -EINVAL;
+
+	xa_lock(&vdev->ahs);
+	ah = xa_load(&vdev->ahs, num);
+	if (ah && ah->ibah.pd == qp->ibqp.pd)
+		err = vroce_path_from_attr(vdev, &ah->attr, qp->ibqp.qp_num,
+					   p);
+	xa_unlock(&vdev->ahs);
+	return err;
+}
+
+static void vroce_send_cqe(struct vroce_qp *qp, const struct vroce_send_wqe *w,
+			   u8 status, u32 len)
+{
+	struct vroce_cqe cqe = {
+		.wr_id = w->wr_id,
+		.status = status,
+		.opcode = IB_UVERBS_WC_SEND,
+		.byte_len = len,
+		.qp_num = qp->ibqp.qp_num,
+	};
+
+	if (status == IB_WC_SUCCESS && !(w->flags & VROCE_WQE_SIGNALED) &&
+	    !qp->sq_sig_all)
+		return;
+	vroce_cq_add(to_vcq(qp->ibqp.send_cq), &cqe, false);
+}
+
+/* Builds the UD packet of @w (header @hdr, SGEs or inline data follow). */
+static struct sk_buff *vroce_ud_skb(struct vroce_qp *qp,
+				    const struct vroce_send_wqe *w,
+				    struct vroce_sgl *sgl, u32 len)
+{
+	bool imm = w->opcode == IB_UVERBS_WR_SEND_WITH_IMM;
+	u32 hdr = VROCE_BTH_LEN + VROCE_DETH_LEN + (imm ? VROCE_IMMDT_LEN : 0);
+	u32 pad = vroce_pad_len(len);
+	struct vroce_bth bth = {
+		.opcode = imm ? VROCE_OP_UD_SEND_ONLY_IMM :
+				VROCE_OP_UD_SEND_ONLY,
+		.se = !!(w->flags & VROCE_WQE_SOLICITED),
+		.pad = pad,
+		.pkey = VROCE_DEFAULT_PKEY,
+		.dqpn = w->u.ud.remote_qpn & VROCE_QPN_MASK,
+		.psn = qp->attrs.sq_psn,
+	};
+	struct vroce_deth deth = {
+		/* A Q_Key with the high bit set means: use the QP's. */
+		.qkey = (int)w->u.ud.remote_qkey < 0 ? qp->attrs.qkey :
+						       w->u.ud.remote_qkey,
+		.sqpn = qp->ibqp.qp_num,
+	};
+	struct sk_buff *skb;
+	u8 *p;
+
+	skb = alloc_skb(VROCE_HEADROOM + hdr + len + pad + VROCE_ICRC_LEN,
+			GFP_KERNEL);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, VROCE_HEADROOM);
+	p = skb_put(skb, hdr + len + pad);
+	vroce_bth_pack(&bth, p, VROCE_BTH_LEN);
+	vroce_deth_pack(&deth, p + VROCE_BTH_LEN, VROCE_DETH_LEN);
+	if (imm)
+		memcpy(p + VROCE_BTH_LEN + VROCE_DETH_LEN, &w->imm_data, 4);
+	if (w->flags & VROCE_WQE_INLINE)
+		memcpy(p + hdr, (const u8 *)(w + 1), len);
+	else
+		vroce_sgl_read(sgl, 0, p + hdr, len);
+	memset(p + hdr + len, 0, pad);
+	qp->attrs.sq_psn = vroce_psn_add(qp->attrs.sq_psn, 1);
+	return skb;
+}
+
+/* Sends one UD WQE; returns the IB_WC status of its completion. */
+static u8 vroce_send_ud(struct vroce_qp *qp, const struct vroce_send_wqe *w)
+{
+	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
+	const struct vroce_sge *sge = (const void *)(w + 1);
+	struct vroce_path path;
+	struct vroce_sgl sgl = { .n = 0 };
+	struct sk_buff *skb;
+	int len;
+
+	if (w->opcode != IB_UVERBS_WR_SEND &&
+	    w->opcode != IB_UVERBS_WR_SEND_WITH_IMM)
+		return IB_WC_LOC_QP_OP_ERR;
+	if (w->flags & VROCE_WQE_INLINE) {
+		if (w->inline_len > qp->cap.max_inline_data)
+			return IB_WC_LOC_LEN_ERR;
+		len = w->inline_len;
+	} else {
+		if (w->num_sge > qp->cap.max_send_sge)
+			return IB_WC_LOC_LEN_ERR;
+		len = vroce_sgl_prepare(qp, &sgl, sge, w->num_sge, 0);
+		if (len < 0)
+			return -len;
+	}
+	if (len > vroce_mtu_to_bytes(vroce_port_mtu(vdev)) ||
+	    vroce_ud_path(qp, w->u.ud.ah_num, &path)) {
+		vroce_sgl_release(&sgl);
+		return len < 0 ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_QP_OP_ERR;
+	}
+	skb = vroce_ud_skb(qp, w, &sgl, len);
+	vroce_sgl_release(&sgl);
+	if (!skb)
+		return IB_WC_GENERAL_ERR;
+	/* UD is unreliable: a packet lost on the way still completes. */
+	vroce_net_xmit(vdev, skb, &path);
+	return IB_WC_SUCCESS;
+}
+
+/* Copies the next WQE into qp->wqe_buf; false if the SQ is empty. */
+static bool vroce_take_send(struct vroce_qp *qp)
+{
+	bool got = false;
+
+	spin_lock_bh(&qp->sq_lock);
+	if (vroce_queue_produced(&qp->sq) > 0) {
+		memcpy(qp->wqe_buf, vroce_queue_slot(&qp->sq, qp->sq.own),
+		       qp->sq.stride);
+		qp->sq.own++;
+		vroce_queue_publish_cons(&qp->sq);
+		got = true;
+	}
+	spin_unlock_bh(&qp->sq_lock);
+	return got;
+}
+
+/* The engine goes to sleep only after a last look at an empty SQ. */
+static bool vroce_tx_sleep(struct vroce_qp *qp)
+{
+	WRITE_ONCE(qp->sq.hdr->notify, VROCE_SQ_NEEDS_WAKEUP);
+	/* Pairs with the provider's barrier between prod and notify. */
+	smp_mb();
+	if (vroce_queue_produced(&qp->sq) > 0) {
+		WRITE_ONCE(qp->sq.hdr->notify, 0);
+		return false;
+	}
+	return true;
+}
+
+void vroce_tx_work(struct work_struct *work)
+{
+	struct vroce_qp *qp = container_of(work, struct vroce_qp, tx_work);
+	const struct vroce_send_wqe *w = qp->wqe_buf;
+	u8 status;
+
+	mutex_lock(&qp->state_lock);
+	if (qp->ibqp.qp_type != IB_QPT_UD)
+		goto out;	/* RC and UC: not handled yet */
+	WRITE_ONCE(qp->sq.hdr->notify, 0);
+	for (;;) {
+		if (qp->attrs.state != IB_QPS_RTS)
+			break;
+		if (!vroce_take_send(qp)) {
+			if (vroce_tx_sleep(qp))
+				goto out;
+			continue;
+		}
+		status = vroce_send_ud(qp, w);
+		vroce_send_cqe(qp, w, status, 0);
+		cond_resched();
+	}
+	WRITE_ONCE(qp->sq.hdr->notify, VROCE_SQ_NEEDS_WAKEUP);
+out:
+	mutex_unlock(&qp->state_lock);
+}

@@ -37,11 +37,13 @@ void vroce_qp_put(struct vroce_qp *qp)
 
 /* Takes the next receive WQE of @qp (or its SRQ) into @wqe. */
 static bool vroce_take_recv(struct vroce_qp *qp, struct vroce_recv_wqe *wqe,
-			    struct vroce_sge *sge, u32 max_sge)
+			    struct vroce_sge *sge)
 {
 	struct vroce_srq *srq = qp->ibqp.srq ? to_vsrq(qp->ibqp.srq) : NULL;
 	struct vroce_queue *rq = srq ? &srq->rq : &qp->rq;
 	spinlock_t *lock = srq ? &srq->lock : &qp->rq_lock;
+	/* What the ring's stride holds: SGEs never reach the next slot. */
+	u32 max_sge = srq ? srq->max_sge : qp->cap.max_recv_sge;
 	bool ok = false;
 
 	spin_lock_bh(lock);
@@ -92,8 +94,7 @@ static void vroce_rx_ud(struct vroce_qp *qp, struct sk_buff *skb,
 	if (qp->attrs.state < IB_QPS_RTR || qp->attrs.state > IB_QPS_SQD)
 		return;
 	/* UD has no RNR: without a receive WQE the packet is dropped. */
-	if (!vroce_take_recv(qp, &wqe, sge, qp->cap.max_recv_sge ?:
-			     VROCE_MAX_SGE))
+	if (!vroce_take_recv(qp, &wqe, sge))
 		return;
 
 	cqe.wr_id = wqe.wr_id;

@@ -26,6 +26,24 @@
  * with local write and remote read only. Guard bytes (0xa5) around every
  * target range show writes that went too far. The path MTU is 1024.
  *
+ * The client's cases (one TAP line each): SEND, SEND_WITH_IMM, RDMA_WRITE,
+ * RDMA_WRITE_WITH_IMM and RDMA_READ of 0, 1, MTU-1, MTU, MTU+1 bytes and
+ * 1 MiB; inline SEND/WRITE up to max_inline_data; FETCH_AND_ADD and
+ * CMP_AND_SWP (old value, new remote value); 5 gather SGEs over 16 pages
+ * into a 3-SGE receive, an RDMA WRITE and an RDMA READ; a chain of
+ * unsignaled and signaled requests; SEND_WITH_INV of a type 2 MW's rkey;
+ * remote errors on fresh QP pairs (bad rkey, out of bounds, unaligned
+ * atomic, no REMOTE_WRITE), the target memory untouched each time; RNR
+ * with rnr_retry 7 (waits) and 1 (fails); UD SENDs up to the MTU.
+ *
+ * What rdma_rxe gives (rxe to rxe, Linux 6.18, rdma-core 44): bad rkey and
+ * out-of-bounds WRITE/READ and WRITE into an MR without REMOTE_WRITE:
+ * IBV_WC_REM_ACCESS_ERR; unaligned atomic: refused by the provider's
+ * ibv_post_send with EINVAL, never sent (its responder would NAK it as an
+ * Invalid Request, IBV_WC_REM_INV_REQ_ERR); RNR with rnr_retry 1:
+ * IBV_WC_RNR_RETRY_EXC_ERR. Its responder flags SEND_WITH_INV with the
+ * kernel's bit for it, not IBV_WC_WITH_INV (see expect_inv_flag()).
+ *
  * --ipv6 runs a subset of the cases and requires GIDIDX to be an IPv6 GID
  * (not IPv4-mapped); PEER_IP may be IPv4 or IPv6 either way.
  */
@@ -57,6 +75,7 @@
 #define QKEY		0x11110000u
 #define GRH_LEN		40
 #define PAGE		4096
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
 /* Offsets into the buffers; unaligned on purpose where RDMA does not care. */
 #define L_SRC		(PAGE + 40)
@@ -629,7 +648,7 @@ static bool rcheck(int which, uint64_t off, uint64_t len, uint32_t seed,
 		tap_diag("server memory at %llu (of %llu+%llu): 0x%02x, want 0x%02x%s",
 			 (unsigned long long)(off + m.v[1]),
 			 (unsigned long long)off, (unsigned long long)len,
-			 (unsigned)m.v[2], (unsigned)m.v[3],
+			 (unsigned int)m.v[2], (unsigned int)m.v[3],
 			 seed == CANARY ? " (guard byte)" : "");
 	else
 		tap_diag("server CHECK %llu+%llu failed",
@@ -1390,8 +1409,10 @@ static void case_errors(bool all)
 	ok = err_rdma(IBV_WR_RDMA_READ, pr.addr + R_DATA, pr.rkey ^ 0x5a, 512,
 		      R_DATA - GUARD, 512 + 2 * GUARD, IBV_WC_REM_ACCESS_ERR);
 	tap_ok(ok, "RDMA_READ with a bad rkey: IBV_WC_REM_ACCESS_ERR, nothing read");
-	/* 3000 bytes from 1500 before the end of the MR: the first packet
-	 * alone would fit, but the whole request must be refused. */
+	/*
+	 * 3000 bytes from 1500 before the end of the MR: the first packet
+	 * alone would fit, but the whole request must be refused.
+	 */
 	ok = err_rdma(IBV_WR_RDMA_WRITE, end - 1500, pr.rkey, 3000,
 		      BUF_SIZE - 4096, 4096 + BUF_SLACK, IBV_WC_REM_ACCESS_ERR);
 	tap_ok(ok, "RDMA_WRITE across the end of the MR: IBV_WC_REM_ACCESS_ERR, memory untouched");
@@ -1629,13 +1650,13 @@ static void run_full(void)
 	static const uint64_t ud_sizes[] = { 0, 1, MTU - 1, MTU };
 	unsigned int i;
 
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(sizes); i++)
 		case_send(sizes[i], false, false);
-	for (i = 0; i < sizeof(imm_sizes) / sizeof(imm_sizes[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(imm_sizes); i++)
 		case_send(imm_sizes[i], true, false);
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(sizes); i++)
 		case_write(sizes[i], false, false);
-	for (i = 0; i < sizeof(imm_sizes) / sizeof(imm_sizes[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(imm_sizes); i++)
 		case_write(imm_sizes[i], true, false);
 	if (n.max_inline) {
 		case_send(0, false, true);
@@ -1646,7 +1667,7 @@ static void run_full(void)
 	} else {
 		tap_skip("inline sends: max_inline_data is 0");
 	}
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+	for (i = 0; i < ARRAY_SIZE(sizes); i++)
 		case_read(sizes[i]);
 	case_atomics(true);
 	if (n.max_sge >= SG_N) {
@@ -1672,7 +1693,7 @@ static void run_subset(void)
 	static const uint64_t ud_sizes[] = { 1, MTU };
 	unsigned int i;
 
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		case_send(sizes[i], false, false);
 		case_write(sizes[i], false, false);
 		case_read(sizes[i]);

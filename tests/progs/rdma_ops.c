@@ -36,8 +36,8 @@
  * atomic, no REMOTE_WRITE), the target memory untouched each time; RNR
  * with rnr_retry 7 (waits) and 1 (fails); UD SENDs up to the MTU.
  *
- * What rdma_rxe gives (rxe to rxe, Linux 6.18, rdma-core 44): bad rkey and
- * out-of-bounds WRITE/READ and WRITE into an MR without REMOTE_WRITE:
+ * What rdma_rxe gives (rxe to rxe, Debian Linux 6.1, rdma-core 44): bad
+ * rkey and out-of-bounds WRITE/READ, WRITE into an MR without REMOTE_WRITE:
  * IBV_WC_REM_ACCESS_ERR; unaligned atomic: refused by the provider's
  * ibv_post_send with EINVAL, never sent (its responder would NAK it as an
  * Invalid Request, IBV_WC_REM_INV_REQ_ERR); RNR with rnr_retry 1:

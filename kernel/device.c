@@ -40,6 +40,7 @@ static const struct ib_device_ops vroce_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = VROCE_ABI_VERSION,
 
+	.alloc_hw_port_stats = vroce_alloc_hw_port_stats,
 	.alloc_mw = vroce_alloc_mw,
 	.alloc_pd = vroce_alloc_pd,
 	.create_ah = vroce_create_ah,
@@ -61,6 +62,7 @@ static const struct ib_device_ops vroce_dev_ops = {
 	.disassociate_ucontext = vroce_disassociate_ucontext,
 	.get_dev_fw_str = vroce_get_dev_fw_str,
 	.get_dma_mr = vroce_get_dma_mr,
+	.get_hw_stats = vroce_get_hw_stats,
 	.get_link_layer = vroce_get_link_layer,
 	.get_port_immutable = vroce_get_port_immutable,
 	.mmap = vroce_mmap,

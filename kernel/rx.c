@@ -142,7 +142,7 @@ int vroce_rx(struct vroce_dev *vdev, struct sk_buff *skb)
 		goto drop;
 	if (vroce_icrc_verify(skb_network_header(skb),
 			      skb_tail_pointer(skb) - skb_network_header(skb))) {
-		atomic64_inc(&vdev->icrc_errors);
+		vroce_count(vdev, VROCE_CNT_RX_ICRC_ERRORS, 1);
 		goto drop;
 	}
 	bth = skb->data + sizeof(struct udphdr);
@@ -151,12 +151,17 @@ int vroce_rx(struct vroce_dev *vdev, struct sk_buff *skb)
 	qp = vroce_qp_get(vdev, pkt.bth.dqpn);
 	if (!qp)
 		goto drop;
+	vroce_count(vdev, VROCE_CNT_RX_PACKETS, 1);
+	vroce_count(vdev, VROCE_CNT_RX_BYTES, pkt.paylen);
 	if (qp->ibqp.qp_type == IB_QPT_UD &&
 	    (pkt.bth.opcode == VROCE_OP_UD_SEND_ONLY ||
 	     pkt.bth.opcode == VROCE_OP_UD_SEND_ONLY_IMM))
 		vroce_rx_ud(qp, skb, &pkt, bth);
 	vroce_qp_put(qp);
+	kfree_skb(skb);
+	return 0;
 drop:
+	vroce_count(vdev, VROCE_CNT_RX_DROPPED, 1);
 	kfree_skb(skb);
 	return 0;
 }

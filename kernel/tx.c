@@ -147,6 +147,8 @@ static u8 vroce_send_ud(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 	if (!skb)
 		return IB_WC_GENERAL_ERR;
 	/* UD is unreliable: a packet lost on the way still completes. */
+	vroce_count(vdev, VROCE_CNT_TX_PACKETS, 1);
+	vroce_count(vdev, VROCE_CNT_TX_BYTES, len);
 	vroce_net_xmit(vdev, skb, &path);
 	return IB_WC_SUCCESS;
 }

@@ -22,6 +22,17 @@
 
 #define VROCE_PORT	1
 
+/* The port counters (counters.c). */
+enum vroce_counter {
+	VROCE_CNT_TX_PACKETS,
+	VROCE_CNT_TX_BYTES,
+	VROCE_CNT_RX_PACKETS,
+	VROCE_CNT_RX_BYTES,
+	VROCE_CNT_RX_ICRC_ERRORS,
+	VROCE_CNT_RX_DROPPED,
+	VROCE_CNT_MAX
+};
+
 /* One vroce device: an RDMA HCA bound to one Ethernet netdev. */
 struct vroce_dev {
 	struct ib_device ibdev;
@@ -45,8 +56,13 @@ struct vroce_dev {
 	u8 *key_bytes;			/* last key byte of each key index */
 	struct xarray ahs;		/* ah_num -> vroce_ah */
 	struct xarray qps;		/* qpn -> vroce_qp */
-	atomic64_t icrc_errors;
+	atomic64_t counters[VROCE_CNT_MAX];
 };
+
+static inline void vroce_count(struct vroce_dev *vdev, int counter, s64 n)
+{
+	atomic64_add(n, &vdev->counters[counter]);
+}
 
 /* Where a packet goes: addresses and header fields from an AV. */
 struct vroce_path {
@@ -323,6 +339,12 @@ int vroce_tx_init(void);
 void vroce_tx_exit(void);
 void vroce_tx_kick(struct vroce_qp *qp);
 void vroce_tx_work(struct work_struct *work);
+
+/* counters.c: hw_counters */
+struct rdma_hw_stats *vroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port);
+int vroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index);
 
 /* sysfs.c: object counts */
 extern const struct attribute_group vroce_obj_group;

@@ -11,7 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/_vroce.sh"
 
-tap_plan 5
+tap_plan 7
 rdma_add vroce0 eth0
 tap_result $? "vroce0 on eth0 ($rdma_err)"
 
@@ -35,4 +35,15 @@ pingpong "IPv4 GID, 100 x 512 bytes" "$VROCE_SELF_IP4" -s 512 -n 100
 pingpong "IPv4 GID, 1024 bytes (the MTU)" "$VROCE_SELF_IP4" -s 1024 -n 20
 pingpong "IPv4 GID, completion events" "$VROCE_SELF_IP4" -s 64 -n 50 -e
 pingpong "IPv6 GID, 100 x 512 bytes" "$VROCE_SELF_IP6" -s 512 -n 100
+
+# The port counters saw it: at least 2 x (100 + 20 + 50 + 100) packets.
+stats=$(rdma statistic show link vroce0/1 2>&1)
+tap_diag "$stats"
+counter() { printf '%s\n' "$stats" | tr ' ' '\n' | grep -A1 -x "$1" | tail -n 1; }
+tx=$(counter tx_packets)
+rx=$(counter rx_packets)
+[ "${tx:-0}" -ge 540 ] && [ "${rx:-0}" -ge 540 ]
+tap_result $? "rdma statistic: tx_packets $tx, rx_packets $rx"
+[ "$(counter rx_icrc_errors)" = 0 ]
+tap_result $? "rdma statistic: no ICRC errors"
 tap_done

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Port counters, as `rdma statistic show` reads them (hw_counters).
+ *
+ * Copyright (c) 2026 the vroce developers
+ */
+#include "vroce.h"
+
+static const struct rdma_stat_desc vroce_counter_descs[] = {
+	[VROCE_CNT_TX_PACKETS] = { .name = "tx_packets" },
+	[VROCE_CNT_TX_BYTES] = { .name = "tx_bytes" },
+	[VROCE_CNT_RX_PACKETS] = { .name = "rx_packets" },
+	[VROCE_CNT_RX_BYTES] = { .name = "rx_bytes" },
+	[VROCE_CNT_RX_ICRC_ERRORS] = { .name = "rx_icrc_errors" },
+	[VROCE_CNT_RX_DROPPED] = { .name = "rx_dropped" },
+};
+
+static_assert(ARRAY_SIZE(vroce_counter_descs) == VROCE_CNT_MAX);
+
+struct rdma_hw_stats *vroce_alloc_hw_port_stats(struct ib_device *ibdev,
+						u32 port)
+{
+	return rdma_alloc_hw_stats_struct(vroce_counter_descs, VROCE_CNT_MAX,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+int vroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
+		       u32 port, int index)
+{
+	struct vroce_dev *vdev = to_vdev(ibdev);
+	int i;
+
+	for (i = 0; i < VROCE_CNT_MAX; i++)
+		stats->value[i] = atomic64_read(&vdev->counters[i]);
+	return VROCE_CNT_MAX;
+}

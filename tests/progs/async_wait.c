@@ -6,7 +6,8 @@
  *       events in order and prints "event NAME"; EVENT is one of
  *       port_active, port_err, device_fatal, gid_change.
  *   async_wait --hold DEVICE GOFILE -- opens DEVICE, allocates a PD,
- *       prints "ready", waits for GOFILE to exist (60 s), then checks
+ *       and a CQ, a QP and an MR, prints "ready", waits for GOFILE to
+ *       exist (60 s), then checks
  *       that the device was disassociated: DEVICE_FATAL is reported,
  *       new verbs fail cleanly and close still works. Prints TAP.
  *
@@ -90,14 +91,31 @@ static int watch(int argc, char **argv)
 static int hold(const char *name, const char *gofile)
 {
 	struct ibv_context *ctx = open_by_name(name);
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	static char buf[4096];
 	struct ibv_port_attr pa;
 	struct ibv_pd *pd, *pd2;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	struct ibv_mr *mr;
 	int i;
 
 	if (!tap_ok(ctx != NULL, "open %s", name))
 		return tap_done();
 	pd = ibv_alloc_pd(ctx);
 	tap_ok(pd != NULL, "alloc a PD before removal");
+	/* Objects of every tracked kind, for rdma resource show. */
+	cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	ia.send_cq = cq;
+	ia.recv_cq = cq;
+	qp = pd && cq ? ibv_create_qp(pd, &ia) : NULL;
+	mr = pd ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) :
+		  NULL;
+	tap_ok(cq && qp && mr, "a CQ, a QP and an MR too");
 	printf("ready\n");
 	fflush(stdout);
 	for (i = 0; i < 600 && access(gofile, F_OK); i++)
@@ -108,6 +126,12 @@ static int hold(const char *name, const char *gofile)
 	pd2 = ibv_alloc_pd(ctx);
 	tap_ok(!pd2 && errno, "alloc_pd after removal fails (errno %d)", errno);
 	tap_ok(ibv_query_port(ctx, 1, &pa) != 0, "query_port after removal fails");
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (cq)
+		ibv_destroy_cq(cq);
 	if (pd)
 		ibv_dealloc_pd(pd);
 	tap_ok(!ibv_close_device(ctx), "close after removal");

@@ -26,4 +26,21 @@ case $res in
 *"pd 0 "*"cq 0 "*"qp 0 "*"mr 0 "*"srq 0"*) ;;
 *) echo "# resources left behind"; rc=1 ;;
 esac
+
+# While a process holds objects, rdma resource show lists each kind.
+if hold_start vroce0; then
+	for kind in pd cq qp mr; do
+		if rdma resource show "$kind" | grep -qE "(dev|link) vroce0\b"; then
+			echo "# rdma resource show $kind lists vroce0's"
+		else
+			echo "# rdma resource show $kind: nothing of vroce0"
+			rc=1
+		fi
+	done
+	rdma link delete vroce0
+	hold_finish || rc=1
+else
+	echo "# the holder did not start"
+	rc=1
+fi
 exit $rc

@@ -84,7 +84,8 @@ static int vroce_sgl_check(struct vroce_qp *qp, const struct vroce_sge *sge,
 		}
 		total += sge[i].length;
 	}
-	return total > VROCE_MAX_MSG_SZ ? -IB_WC_LOC_LEN_ERR : (int)total;
+	/* VROCE_MAX_MSG_SZ is 2^31: a valid total still fits an int. */
+	return total >= VROCE_MAX_MSG_SZ ? -IB_WC_LOC_LEN_ERR : (int)total;
 }
 
 void vroce_sgl_put(struct vroce_mr **mrs, u32 n)

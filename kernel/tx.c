@@ -137,10 +137,13 @@ static u8 vroce_send_ud(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 		if (len < 0)
 			return -len;
 	}
-	if (len > vroce_mtu_to_bytes(vroce_port_mtu(vdev)) ||
-	    vroce_ud_path(qp, w->u.ud.ah_num, &path)) {
+	if (len > vroce_mtu_to_bytes(vroce_port_mtu(vdev))) {
 		vroce_sgl_release(&sgl);
-		return len < 0 ? IB_WC_LOC_LEN_ERR : IB_WC_LOC_QP_OP_ERR;
+		return IB_WC_LOC_LEN_ERR;	/* UD messages fit one packet */
+	}
+	if (vroce_ud_path(qp, w->u.ud.ah_num, &path)) {
+		vroce_sgl_release(&sgl);
+		return IB_WC_LOC_QP_OP_ERR;
 	}
 	skb = vroce_ud_skb(qp, w, &sgl, len);
 	vroce_sgl_release(&sgl);

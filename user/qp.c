@@ -217,40 +217,35 @@ static int vroce_sq_doorbell(struct vroce_qp *qp);
  * which makes the kernel flush both queues of a QP in ERR.  Failures are
  * reported as in post_send.
  */
-int vroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
-		    struct ibv_recv_wr **bad_wr)
+/*
+ * Writes the receive WRs of @wr into @wq (an RQ or an SRQ ring), with one
+ * release of prod for the batch. Returns 0 or the errno of the first WR
+ * it rejects, which *@bad_wr then points at; *@posted says whether any
+ * WR went in.
+ */
+int vroce_wq_post_recv(struct vroce_wq *wq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr, bool *posted)
 {
-	struct vroce_qp *qp = to_vqp(ibqp);
-	struct vroce_wq *rq = &qp->rq;
-	struct ibv_recv_wr *first = wr;
-	int state = vroce_qp_state(qp);
 	struct vroce_recv_wqe *wqe;
 	struct vroce_sge *sge;
 	uint32_t start, cons;
-	bool flush = false;
 	int ret = 0;
 	int i;
 
-	/* An SRQ-backed QP has no RQ: receives go to ibv_post_srq_recv(). */
-	if (!rq->ring.hdr || state == IBV_QPS_RESET) {
-		*bad_wr = wr;
-		return EINVAL;
-	}
-
-	pthread_spin_lock(&rq->lock);
-	start = rq->prod;
-	cons = vroce_ring_load_acquire(&rq->ring.hdr->cons);
+	pthread_spin_lock(&wq->lock);
+	start = wq->prod;
+	cons = vroce_ring_load_acquire(&wq->ring.hdr->cons);
 	for (; wr; wr = wr->next) {
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > rq->max_sge) {
+		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > wq->max_sge) {
 			ret = EINVAL;
 			break;
 		}
-		if (vroce_wq_full(rq, &cons)) {
+		if (vroce_wq_full(wq, &cons)) {
 			ret = ENOMEM;
 			break;
 		}
 
-		wqe = vroce_ring_entry(&rq->ring, rq->prod);
+		wqe = vroce_ring_entry(&wq->ring, wq->prod);
 		*wqe = (struct vroce_recv_wqe){
 			.wr_id = wr->wr_id,
 			.num_sge = wr->num_sge,
@@ -262,24 +257,40 @@ int vroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 				.length = wr->sg_list[i].length,
 				.lkey = wr->sg_list[i].lkey,
 			};
-		rq->prod++;
+		wq->prod++;
 	}
-	if (rq->prod != start) {
-		vroce_ring_store_release(&rq->ring.hdr->prod, rq->prod);
-		flush = state == IBV_QPS_ERR;
-	}
-	pthread_spin_unlock(&rq->lock);
+	*posted = wq->prod != start;
+	if (*posted)
+		vroce_ring_store_release(&wq->ring.hdr->prod, wq->prod);
+	pthread_spin_unlock(&wq->lock);
 
-	if (ret) {
+	if (ret)
 		*bad_wr = wr;
-		if (flush)
-			vroce_sq_doorbell(qp);
-		return ret;
+	return ret;
+}
+
+int vroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		    struct ibv_recv_wr **bad_wr)
+{
+	struct vroce_qp *qp = to_vqp(ibqp);
+	int state = vroce_qp_state(qp);
+	bool posted;
+	int ret, db;
+
+	/* An SRQ-backed QP has no RQ: receives go to ibv_post_srq_recv(). */
+	if (!qp->rq.ring.hdr || state == IBV_QPS_RESET) {
+		*bad_wr = wr;
+		return EINVAL;
 	}
-	if (flush) {
-		ret = vroce_sq_doorbell(qp);
-		if (ret)
-			*bad_wr = first;
+
+	ret = vroce_wq_post_recv(&qp->rq, wr, bad_wr, &posted);
+	/* In ERR, the doorbell makes the kernel flush what was posted. */
+	if (posted && state == IBV_QPS_ERR) {
+		db = vroce_sq_doorbell(qp);
+		if (db && !ret) {
+			*bad_wr = wr;
+			ret = db;
+		}
 	}
 	return ret;
 }

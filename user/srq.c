@@ -30,11 +30,11 @@ static int vroce_srq_map(struct vroce_srq *srq, int cmd_fd,
 	if (attr->max_wr > drv->entries || drv->wqe_size < need)
 		return EPROTO;
 
-	ret = vroce_ring_map(&srq->ring, cmd_fd, drv->ring_offset,
+	ret = vroce_ring_map(&srq->wq.ring, cmd_fd, drv->ring_offset,
 			     drv->ring_size, drv->entries, drv->wqe_size);
 	if (ret)
 		return ret;
-	srq->max_sge = attr->max_sge;
+	srq->wq.max_sge = attr->max_sge;
 	srq->srqn = drv->srqn;
 	return 0;
 }
@@ -53,7 +53,7 @@ struct ibv_srq *vroce_create_srq(struct ibv_pd *ibpd,
 		return NULL;
 	}
 
-	ret = pthread_spin_init(&srq->lock, PTHREAD_PROCESS_PRIVATE);
+	ret = pthread_spin_init(&srq->wq.lock, PTHREAD_PROCESS_PRIVATE);
 	if (ret)
 		goto err_free;
 
@@ -72,7 +72,7 @@ struct ibv_srq *vroce_create_srq(struct ibv_pd *ibpd,
 err_destroy:
 	ibv_cmd_destroy_srq(&srq->ibv_srq);
 err_lock:
-	pthread_spin_destroy(&srq->lock);
+	pthread_spin_destroy(&srq->wq.lock);
 err_free:
 	free(srq);
 	errno = ret;
@@ -108,40 +108,10 @@ int vroce_destroy_srq(struct ibv_srq *ibsrq)
 	if (ret)
 		return ret;
 
-	vroce_ring_unmap(&srq->ring);
-	pthread_spin_destroy(&srq->lock);
+	vroce_ring_unmap(&srq->wq.ring);
+	pthread_spin_destroy(&srq->wq.lock);
 	free(srq);
 	return 0;
-}
-
-/*
- * Room for one more WQE?  cons is the last value read from the ring; it
- * is read again only when the ring looks full.
- */
-static bool vroce_srq_full(struct vroce_srq *srq, uint32_t *cons)
-{
-	if (srq->prod - *cons < srq->ring.num)
-		return false;
-	*cons = vroce_ring_load_acquire(&srq->ring.hdr->cons);
-	return srq->prod - *cons >= srq->ring.num;
-}
-
-static void vroce_write_recv_wqe(void *slot, const struct ibv_recv_wr *wr)
-{
-	struct vroce_recv_wqe *wqe = slot;
-	struct vroce_sge *sge = (struct vroce_sge *)(wqe + 1);
-	int i;
-
-	*wqe = (struct vroce_recv_wqe){
-		.wr_id = wr->wr_id,
-		.num_sge = wr->num_sge,
-	};
-	for (i = 0; i < wr->num_sge; i++)
-		sge[i] = (struct vroce_sge){
-			.addr = wr->sg_list[i].addr,
-			.length = wr->sg_list[i].length,
-			.lkey = wr->sg_list[i].lkey,
-		};
 }
 
 /*
@@ -152,33 +122,9 @@ static void vroce_write_recv_wqe(void *slot, const struct ibv_recv_wr *wr)
 int vroce_post_srq_recv(struct ibv_srq *ibsrq, struct ibv_recv_wr *wr,
 			struct ibv_recv_wr **bad_wr)
 {
-	struct vroce_srq *srq = to_vsrq(ibsrq);
-	uint32_t start, cons;
-	int ret = 0;
+	bool posted;
 
-	pthread_spin_lock(&srq->lock);
-	start = srq->prod;
-	cons = vroce_ring_load_acquire(&srq->ring.hdr->cons);
-	for (; wr; wr = wr->next) {
-		if (wr->num_sge < 0 || (uint32_t)wr->num_sge > srq->max_sge) {
-			ret = EINVAL;
-			break;
-		}
-		if (vroce_srq_full(srq, &cons)) {
-			ret = ENOMEM;
-			break;
-		}
-		vroce_write_recv_wqe(vroce_ring_entry(&srq->ring, srq->prod),
-				     wr);
-		srq->prod++;
-	}
-	if (srq->prod != start)
-		vroce_ring_store_release(&srq->ring.hdr->prod, srq->prod);
-	pthread_spin_unlock(&srq->lock);
-
-	if (ret)
-		*bad_wr = wr;
-	return ret;
+	return vroce_wq_post_recv(&to_vsrq(ibsrq)->wq, wr, bad_wr, &posted);
 }
 
 /* Tag matching (IBV_SRQT_TM) is not supported, so no SRQ takes ops. */

@@ -111,10 +111,7 @@ struct vroce_ah {
  */
 struct vroce_srq {
 	struct ibv_srq ibv_srq;
-	pthread_spinlock_t lock;
-	struct vroce_ring ring;
-	uint32_t prod;			/* our producer index */
-	uint32_t max_sge;		/* as the kernel granted it */
+	struct vroce_wq wq;		/* max_sge as the kernel granted it */
 	uint32_t srqn;
 };
 
@@ -285,6 +282,8 @@ int vroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int vroce_destroy_qp(struct ibv_qp *ibqp);
 int vroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
+int vroce_wq_post_recv(struct vroce_wq *wq, struct ibv_recv_wr *wr,
+		       struct ibv_recv_wr **bad_wr, bool *posted);
 int vroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr);
 

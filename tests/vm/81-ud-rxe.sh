@@ -12,7 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/_vroce.sh"
 
-tap_plan 5
+tap_plan 6
 if [ "$VROCE_ROLE" = a ]; then
 	dev=vroce0
 	rdma_add vroce0 eth0
@@ -49,4 +49,28 @@ round 4 b
 round 4 a
 round 6 b
 round 6 a
+
+# B sends 10 UDP datagrams to port 4791 with no valid ICRC: A drops and
+# counts each of them.
+icrc_errors() {
+	rdma statistic show link vroce0/1 | tr ' ' '\n' |
+		grep -A1 -x rx_icrc_errors | tail -n 1
+}
+if [ "$VROCE_ROLE" = a ]; then
+	before=$(icrc_errors)
+	vm_send icrc-ready 1
+	vm_recv icrc-sent 60 >/dev/null
+	wait_for 10 sh -c "[ \$(rdma statistic show link vroce0/1 | tr ' ' '\n' |
+		grep -A1 -x rx_icrc_errors | tail -n 1) -ge $((before + 10)) ]"
+	tap_result $? "10 packets with a bad ICRC dropped and counted ($before -> $(icrc_errors))"
+else
+	vm_recv icrc-ready 60 >/dev/null
+	python3 -c 'import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for i in range(10):
+    s.sendto(bytes([0x04, 0, 0xff, 0xff, 0, 0, 0, 0x11, 0, 0, 0, i]) +
+             bytes(20), (sys.argv[1], 4791))' "$VROCE_PEER_IP4"
+	tap_result $? "sent 10 packets with a bad ICRC to vroce"
+	vm_send icrc-sent 1
+fi
 tap_done

@@ -5,6 +5,7 @@
 #   make install    install them (honours DESTDIR), then depmod
 #   make check      every test: host unit tests, provider tests, VM tests
 #   make demo       boot a VM, load vroce, create vroce0, print ibv_devinfo
+#   make bench      rdma_rxe and vroce side by side in one VM (scripts/bench)
 #
 # KDIR defaults to the newest installed /lib/modules/*/build.
 
@@ -12,7 +13,7 @@ KDIR ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1)
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all deps module user unit provider-tests progs install check demo \
+.PHONY: all deps module user unit provider-tests progs install check demo bench \
 	check-unit check-vm clean
 
 all: module user unit provider-tests progs
@@ -50,6 +51,9 @@ check-vm: all
 
 demo: all
 	scripts/vm scripts/demo
+
+bench: all
+	scripts/bench
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -13,6 +13,7 @@ static const struct rdma_stat_desc vroce_counter_descs[] = {
 	[VROCE_CNT_RX_BYTES] = { .name = "rx_bytes" },
 	[VROCE_CNT_RX_ICRC_ERRORS] = { .name = "rx_icrc_errors" },
 	[VROCE_CNT_RX_DROPPED] = { .name = "rx_dropped" },
+	[VROCE_CNT_DOORBELLS] = { .name = "doorbells" },
 };
 
 static_assert(ARRAY_SIZE(vroce_counter_descs) == VROCE_CNT_MAX);

@@ -248,6 +248,7 @@ int vroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		*bad_wr = wr;
 		return -EOPNOTSUPP;
 	}
+	vroce_count(to_vdev(ibqp->device), VROCE_CNT_DOORBELLS, 1);
 	mutex_lock(&qp->state_lock);
 	if (qp->attrs.state == IB_QPS_ERR)
 		vroce_qp_flush(qp);

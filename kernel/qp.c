@@ -253,7 +253,7 @@ int vroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (qp->attrs.state == IB_QPS_ERR)
 		vroce_qp_flush(qp);
 	else if (qp->attrs.state == IB_QPS_RTS)
-		vroce_tx_kick(qp);
+		vroce_tx_doorbell(qp);
 	mutex_unlock(&qp->state_lock);
 	return 0;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The send engine of a QP: a work item that drains the SQ ring. It runs
- * while WQEs keep coming; when it finds the ring empty it sets
+ * The send engine of a QP: the doorbell system call sends a first batch of
+ * WQEs itself, and a work item drains the rest of the SQ ring. It runs
+ * while WQEs keep coming and lingers VROCE_TX_LINGER_US after the last
+ * one; when it finds the ring empty after that it sets
  * VROCE_SQ_NEEDS_WAKEUP, looks once more, and only then stops, so the
  * provider needs a doorbell system call only to restart a stopped engine
  * (see vroce-abi.h). Each WQE is copied once and only the copy is
@@ -16,6 +18,11 @@
 
 #include "vroce.h"
 #include "core/roce.h"
+
+/* WQEs one run of the engine sends before it lets others run. */
+#define VROCE_TX_BUDGET		64
+/* How long an idle engine keeps looking for WQEs before it sleeps. */
+#define VROCE_TX_LINGER_US	200
 
 static struct workqueue_struct *vroce_wq;
 
@@ -186,29 +193,69 @@ static bool vroce_tx_sleep(struct vroce_qp *qp)
 	return true;
 }
 
-void vroce_tx_work(struct work_struct *work)
+/*
+ * Sends up to @budget WQEs; caller holds the QP's state_lock. Returns
+ * true if the SQ is drained and the engine may sleep (need-wakeup set),
+ * false if WQEs remain.
+ */
+static bool vroce_tx_drain(struct vroce_qp *qp, unsigned int budget)
 {
-	struct vroce_qp *qp = container_of(work, struct vroce_qp, tx_work);
 	const struct vroce_send_wqe *w = qp->wqe_buf;
+	unsigned int sent = 0;
 	u8 status;
 
-	mutex_lock(&qp->state_lock);
 	if (qp->ibqp.qp_type != IB_QPT_UD)
-		goto out;	/* RC and UC: not handled yet */
+		return true;	/* RC and UC: not handled yet */
 	WRITE_ONCE(qp->sq.hdr->notify, 0);
-	for (;;) {
+	while (budget--) {
 		if (qp->attrs.state != IB_QPS_RTS)
 			break;
 		if (!vroce_take_send(qp)) {
+			/* Stay awake a little for what comes next under load. */
+			if (ktime_before(ktime_get(), qp->tx_linger))
+				return false;
 			if (vroce_tx_sleep(qp))
-				goto out;
+				return true;
 			continue;
 		}
+		/*
+		 * Streams (more than one WQE per run) keep the engine awake;
+		 * a lone request-response WQE does not, so ping-pong latency
+		 * does not pay for polling on small machines.
+		 */
+		if (++sent > 1)
+			qp->tx_linger = ktime_add_us(ktime_get(),
+						     VROCE_TX_LINGER_US);
 		status = vroce_send_ud(qp, w);
 		vroce_send_cqe(qp, w, status, 0);
-		cond_resched();
 	}
-	WRITE_ONCE(qp->sq.hdr->notify, VROCE_SQ_NEEDS_WAKEUP);
-out:
+	if (qp->attrs.state != IB_QPS_RTS) {
+		WRITE_ONCE(qp->sq.hdr->notify, VROCE_SQ_NEEDS_WAKEUP);
+		return true;
+	}
+	return false;
+}
+
+void vroce_tx_work(struct work_struct *work)
+{
+	struct vroce_qp *qp = container_of(work, struct vroce_qp, tx_work);
+	bool drained;
+
+	mutex_lock(&qp->state_lock);
+	drained = vroce_tx_drain(qp, VROCE_TX_BUDGET);
 	mutex_unlock(&qp->state_lock);
+	if (!drained)
+		vroce_tx_kick(qp);
+}
+
+/*
+ * The doorbell: the caller's system call sends a first batch itself,
+ * which spares a context switch on the latency path; whatever remains
+ * goes on in the engine's work item while the caller returns.
+ */
+void vroce_tx_doorbell(struct vroce_qp *qp)
+{
+	lockdep_assert_held(&qp->state_lock);
+	if (!vroce_tx_drain(qp, VROCE_TX_BUDGET))
+		vroce_tx_kick(qp);
 }

@@ -176,6 +176,7 @@ struct vroce_qp {
 	refcount_t ref;			/* lookups by the receive path */
 	struct completion released;
 	struct work_struct tx_work;	/* the send engine */
+	ktime_t tx_linger;		/* the engine stays awake until then */
 	void *wqe_buf;			/* the engine's copy of one WQE */
 };
 
@@ -340,6 +341,7 @@ int vroce_tx_init(void);
 void vroce_tx_exit(void);
 void vroce_tx_kick(struct vroce_qp *qp);
 void vroce_tx_work(struct work_struct *work);
+void vroce_tx_doorbell(struct vroce_qp *qp);
 
 /* counters.c: hw_counters */
 struct rdma_hw_stats *vroce_alloc_hw_port_stats(struct ib_device *ibdev,

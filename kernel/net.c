@@ -187,14 +187,17 @@ int vroce_net_xmit(struct vroce_dev *vdev, struct sk_buff *skb,
 		   const struct vroce_path *p)
 {
 	struct net_device *ndev = vdev->ndev;
-	struct dst_entry *dst;
+	struct dst_entry *dst = NULL;
 	int err;
 
-	dst = p->ipv4 ? vroce_route4(ndev, p->sip4, p->dip4) :
-			vroce_route6(ndev, &p->sgid, &p->dgid);
-	if (!dst) {
-		kfree_skb(skb);
-		return -EHOSTUNREACH;
+	/* A local destination skips the IP stack, and so routing. */
+	if (!p->loopback) {
+		dst = p->ipv4 ? vroce_route4(ndev, p->sip4, p->dip4) :
+				vroce_route6(ndev, &p->sgid, &p->dgid);
+		if (!dst) {
+			kfree_skb(skb);
+			return -EHOSTUNREACH;
+		}
 	}
 	skb->dev = ndev;
 	memset(skb_put(skb, VROCE_ICRC_LEN), 0, VROCE_ICRC_LEN);

@@ -31,6 +31,8 @@ int vroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	int err;
 
 	err = vroce_ah_check(init->ah_attr);
+	if (!err)
+		err = vroce_path_from_attr(vdev, init->ah_attr, &ah->path);
 	if (err)
 		return err;
 	if (udata && !vroce_udata_in_ok(udata, 0))

@@ -222,9 +222,12 @@ int vroce_net_xmit(struct vroce_dev *vdev, struct sk_buff *skb,
 	return net_xmit_eval(err);
 }
 
-/* Fills @p from address vector @attr, for packets of QP @qpn. */
+/*
+ * Fills @p from address vector @attr, once, when the AV is set up; the
+ * sender adds only its UDP source port (vroce_udp_sport()).
+ */
 int vroce_path_from_attr(struct vroce_dev *vdev,
-			 const struct rdma_ah_attr *attr, u32 qpn,
+			 const struct rdma_ah_attr *attr,
 			 struct vroce_path *p)
 {
 	const struct ib_global_route *grh = rdma_ah_read_grh(attr);
@@ -244,7 +247,6 @@ int vroce_path_from_attr(struct vroce_dev *vdev,
 	p->tclass = grh->traffic_class;
 	p->hop_limit = grh->hop_limit ?: 64;
 	p->flow_label = grh->flow_label;
-	p->sport = vroce_udp_sport(qpn);
 	local = rdma_find_gid_by_port(&vdev->ibdev, &grh->dgid,
 				      IB_GID_TYPE_ROCE_UDP_ENCAP, VROCE_PORT,
 				      NULL);

@@ -42,7 +42,7 @@ void vroce_tx_kick(struct vroce_qp *qp)
 	queue_work(vroce_wq, &qp->tx_work);
 }
 
-/* A UD destination from AH @num of the QP's PD, copied under the lock. */
+/* The UD destination of AH @num of the QP's PD, copied under the lock. */
 static int vroce_ud_path(struct vroce_qp *qp, u32 num, struct vroce_path *p)
 {
 	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
@@ -51,21 +51,23 @@ static int vroce_ud_path(struct vroce_qp *qp, u32 num, struct vroce_path *p)
 
 	xa_lock(&vdev->ahs);
 	ah = xa_load(&vdev->ahs, num);
-	if (ah && ah->ibah.pd == qp->ibqp.pd)
-		err = vroce_path_from_attr(vdev, &ah->attr, qp->ibqp.qp_num,
-					   p);
+	if (ah && ah->ibah.pd == qp->ibqp.pd) {
+		*p = ah->path;
+		p->sport = vroce_udp_sport(qp->ibqp.qp_num);
+		err = 0;
+	}
 	xa_unlock(&vdev->ahs);
 	return err;
 }
 
+/* byte_len of a send completion is undefined (IBTA): it stays 0. */
 static void vroce_send_cqe(struct vroce_qp *qp, const struct vroce_send_wqe *w,
-			   u8 status, u32 len)
+			   u8 status)
 {
 	struct vroce_cqe cqe = {
 		.wr_id = w->wr_id,
 		.status = status,
 		.opcode = IB_UVERBS_WC_SEND,
-		.byte_len = len,
 		.qp_num = qp->ibqp.qp_num,
 	};
 
@@ -227,7 +229,7 @@ static bool vroce_tx_drain(struct vroce_qp *qp, unsigned int budget)
 			qp->tx_linger = ktime_add_us(ktime_get(),
 						     VROCE_TX_LINGER_US);
 		status = vroce_send_ud(qp, w);
-		vroce_send_cqe(qp, w, status, 0);
+		vroce_send_cqe(qp, w, status);
 	}
 	if (qp->attrs.state != IB_QPS_RTS) {
 		WRITE_ONCE(qp->sq.hdr->notify, VROCE_SQ_NEEDS_WAKEUP);

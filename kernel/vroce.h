@@ -129,6 +129,7 @@ struct vroce_ah {
 	struct ib_ah ibah;
 	u32 num;			/* named by UD send WQEs */
 	struct rdma_ah_attr attr;
+	struct vroce_path path;		/* resolved once, at creation */
 };
 
 struct vroce_srq {
@@ -326,7 +327,7 @@ void vroce_sgl_release(struct vroce_sgl *sgl);
 int vroce_net_get(void);
 void vroce_net_put(void);
 int vroce_path_from_attr(struct vroce_dev *vdev,
-			 const struct rdma_ah_attr *attr, u32 qpn,
+			 const struct rdma_ah_attr *attr,
 			 struct vroce_path *p);
 int vroce_net_xmit(struct vroce_dev *vdev, struct sk_buff *skb,
 		   const struct vroce_path *p);

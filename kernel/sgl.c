@@ -61,7 +61,8 @@ static void vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
 
 /*
  * Checks every SGE of @sge[0..@n) for @access in the QP's PD and returns
- * their total length, or a negative IB_WC status.
+ * their total length, holding their MRs; or a negative IB_WC status,
+ * holding nothing.
  */
 static int vroce_sgl_check(struct vroce_qp *qp, const struct vroce_sge *sge,
 			   u32 n, int access, struct vroce_mr **mrs)
@@ -85,7 +86,11 @@ static int vroce_sgl_check(struct vroce_qp *qp, const struct vroce_sge *sge,
 		total += sge[i].length;
 	}
 	/* VROCE_MAX_MSG_SZ is 2^31: a valid total still fits an int. */
-	return total >= VROCE_MAX_MSG_SZ ? -IB_WC_LOC_LEN_ERR : (int)total;
+	if (total >= VROCE_MAX_MSG_SZ) {
+		vroce_sgl_put(mrs, n);
+		return -IB_WC_LOC_LEN_ERR;
+	}
+	return total;
 }
 
 void vroce_sgl_put(struct vroce_mr **mrs, u32 n)

@@ -44,7 +44,7 @@ static bool vroce_take_recv(struct vroce_qp *qp, struct vroce_recv_wqe *wqe,
 	spinlock_t *lock = srq ? &srq->lock : &qp->rq_lock;
 	/* What the ring's stride holds: SGEs never reach the next slot. */
 	u32 max_sge = srq ? srq->max_sge : qp->cap.max_recv_sge;
-	bool ok = false;
+	bool ok = false, limit = false;
 
 	spin_lock_bh(lock);
 	if (vroce_queue_produced(rq) > 0) {
@@ -57,8 +57,12 @@ static bool vroce_take_recv(struct vroce_qp *qp, struct vroce_recv_wqe *wqe,
 		}
 		rq->own++;
 		vroce_queue_publish_cons(rq);
+		if (srq)
+			limit = vroce_srq_check_limit(srq);
 	}
 	spin_unlock_bh(lock);
+	if (limit)
+		vroce_srq_limit_event(srq);
 	return ok;
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Shared receive queues: one receive ring shared with the provider, as a
- * QP's RQ is, plus the limit that raises IB_EVENT_SRQ_LIMIT_REACHED once
- * armed (checked where receives are consumed).
+ * QP's RQ is, plus the limit that, once armed, raises
+ * IB_EVENT_SRQ_LIMIT_REACHED when the receive path takes the SRQ below it.
  *
  * Copyright (c) 2026 the vroce developers
  */
@@ -100,6 +100,36 @@ int vroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		spin_unlock_irqrestore(&srq->lock, flags);
 	}
 	return 0;
+}
+
+/*
+ * After a receive was taken, caller holding srq->lock: has the SRQ fallen
+ * below its armed limit? Then the limit is disarmed, as IBTA says, and
+ * the caller raises the event with vroce_srq_limit_event().
+ */
+bool vroce_srq_check_limit(struct vroce_srq *srq)
+{
+	int left;
+
+	if (!srq->limit)
+		return false;
+	left = vroce_queue_produced(&srq->rq);
+	if (left < 0 || left >= srq->limit)
+		return false;
+	srq->limit = 0;
+	return true;
+}
+
+void vroce_srq_limit_event(struct vroce_srq *srq)
+{
+	struct ib_event ev = {
+		.device = srq->ibsrq.device,
+		.element.srq = &srq->ibsrq,
+		.event = IB_EVENT_SRQ_LIMIT_REACHED,
+	};
+
+	if (srq->ibsrq.event_handler)
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
 }
 
 int vroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)

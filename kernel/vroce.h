@@ -310,6 +310,8 @@ int vroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
 int vroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int vroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+bool vroce_srq_check_limit(struct vroce_srq *srq);
+void vroce_srq_limit_event(struct vroce_srq *srq);
 
 /* sgl.c: scatter/gather lists against MRs */
 struct vroce_mr *vroce_mr_get(struct vroce_dev *vdev, u32 key,

@@ -14,6 +14,13 @@ static const struct rdma_stat_desc vroce_counter_descs[] = {
 	[VROCE_CNT_RX_ICRC_ERRORS] = { .name = "rx_icrc_errors" },
 	[VROCE_CNT_RX_DROPPED] = { .name = "rx_dropped" },
 	[VROCE_CNT_DOORBELLS] = { .name = "doorbells" },
+	[VROCE_CNT_RETRANSMITS] = { .name = "retransmits" },
+	[VROCE_CNT_TIMEOUTS] = { .name = "retry_timeouts" },
+	[VROCE_CNT_RNR_NAK_SENT] = { .name = "rnr_nak_sent" },
+	[VROCE_CNT_RNR_NAK_RCVD] = { .name = "rnr_nak_rcvd" },
+	[VROCE_CNT_SEQ_NAK_SENT] = { .name = "seq_err_nak_sent" },
+	[VROCE_CNT_SEQ_NAK_RCVD] = { .name = "seq_err_nak_rcvd" },
+	[VROCE_CNT_DUP_REQUESTS] = { .name = "duplicate_requests" },
 };
 
 static_assert(ARRAY_SIZE(vroce_counter_descs) == VROCE_CNT_MAX);

@@ -69,7 +69,7 @@ int vroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_rd_atom = VROCE_MAX_QP_RD_ATOM;
 	attr->max_qp_init_rd_atom = VROCE_MAX_QP_RD_ATOM;
 	attr->max_res_rd_atom = VROCE_MAX_RES_RD_ATOM;
-	attr->atomic_cap = IB_ATOMIC_NONE;
+	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->max_ah = VROCE_MAX_AH;
 	attr->max_srq = VROCE_MAX_SRQ;
 	attr->max_srq_wr = VROCE_MAX_SRQ_WR;

@@ -127,6 +127,8 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	INIT_WORK(&qp->tx_work, vroce_tx_work);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
+	spin_lock_init(&qp->resp.lock);
+	qp->err_event = -1;
 	vroce_qp_size(&init->cap, &sq_stride, &rq_stride);
 	if (init->srq) {
 		init->cap.max_recv_wr = 0;
@@ -145,15 +147,23 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = vroce_qp_rings(qp, &uctx->ibuc, sq_stride, rq_stride);
 	if (err)
 		goto buf;
+	if (init->qp_type != IB_QPT_UD) {
+		err = vroce_req_init(qp);
+		if (err)
+			goto rings;
+	}
 	err = vroce_qp_resp(udata, qp);
 	if (err)
-		goto rings;
+		goto req;
 	/* Visible to the receive path from here on. */
 	err = xa_insert_bh(&vdev->qps, qpn, qp, GFP_KERNEL);
 	if (err)
-		goto rings;
+		goto req;
 	atomic_inc(&vdev->n_qp);
 	return 0;
+req:
+	if (init->qp_type != IB_QPT_UD)
+		vroce_req_destroy(qp);
 rings:
 	vroce_queue_destroy(&qp->rq);
 	vroce_queue_destroy(&qp->sq);
@@ -173,8 +183,16 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	xa_erase_bh(&vdev->qps, ibqp->qp_num);
 	vroce_qp_put(qp);
 	wait_for_completion(&qp->released);
+	/* Then the engine and the timers, which kick each other. */
+	WRITE_ONCE(qp->dying, true);
+	if (ibqp->qp_type != IB_QPT_UD)
+		vroce_comp_stop(qp);
 	cancel_work_sync(&qp->tx_work);
 	kfree(qp->wqe_buf);
+	if (ibqp->qp_type != IB_QPT_UD) {
+		vroce_resp_reset(qp);
+		vroce_req_destroy(qp);
+	}
 
 	mutex_lock(&qp->state_lock);
 	rdma_destroy_ah_attr(&qp->attrs.ah_attr);

@@ -94,7 +94,7 @@ static void vroce_apply(struct vroce_qp_attrs *q, const struct ib_qp_attr *a,
 		q->dest_qp_num = a->dest_qp_num;
 }
 
-static u8 vroce_wc_opcode(u8 wr_opcode)
+u8 vroce_wc_opcode(u8 wr_opcode)
 {
 	switch (wr_opcode) {
 	case IB_UVERBS_WR_RDMA_WRITE:
@@ -150,6 +150,11 @@ static void vroce_flush_ring(struct vroce_qp *qp, struct vroce_queue *ring,
 
 void vroce_qp_flush(struct vroce_qp *qp)
 {
+	/* What the transport holds is older than what is left in the rings. */
+	if (qp->ibqp.qp_type != IB_QPT_UD) {
+		vroce_req_flush(qp);
+		vroce_resp_flush(qp);
+	}
 	spin_lock_bh(&qp->sq_lock);
 	vroce_flush_ring(qp, &qp->sq, to_vcq(qp->ibqp.send_cq), true);
 	spin_unlock_bh(&qp->sq_lock);
@@ -174,6 +179,10 @@ static void vroce_discard_ring(struct vroce_queue *ring)
 
 static void vroce_qp_reset(struct vroce_qp *qp)
 {
+	if (qp->ibqp.qp_type != IB_QPT_UD) {
+		vroce_req_reset(qp);
+		vroce_resp_reset(qp);
+	}
 	spin_lock_bh(&qp->sq_lock);
 	vroce_discard_ring(&qp->sq);
 	spin_unlock_bh(&qp->sq_lock);
@@ -199,27 +208,100 @@ static void vroce_qp_event(struct vroce_qp *qp, enum ib_event_type type)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
-static void vroce_qp_enter(struct vroce_qp *qp, enum ib_qp_state next)
+/* The SQ of a QP in SQD has nothing in flight any more. */
+void vroce_qp_drained(struct vroce_qp *qp)
 {
-	switch (next) {
-	case IB_QPS_RESET:
+	if (qp->attrs.en_sqd_async_notify)
+		vroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
+}
+
+/* Connected QPs: the path MTU, both ways, is what the port can carry. */
+static void vroce_qp_rtr(struct vroce_qp *qp)
+{
+	u32 port = vroce_mtu_to_bytes(vroce_port_mtu(to_vdev(qp->ibqp.device)));
+	u32 path = vroce_mtu_to_bytes(qp->attrs.path_mtu);
+
+	qp->resp.mtu = max_t(u32, min(port, path), 256);
+	vroce_resp_start(qp);
+}
+
+static void vroce_qp_sqd(struct vroce_qp *qp)
+{
+	bool busy = false;
+
+	if (qp->ibqp.qp_type != IB_QPT_UD) {
+		spin_lock_bh(&qp->req.lock);
+		busy = qp->req.tail != qp->req.next || !vroce_req_idle(qp);
+		qp->attrs.sq_draining = busy;
+		spin_unlock_bh(&qp->req.lock);
+	}
+	if (!busy)
+		vroce_qp_drained(qp);
+}
+
+static void vroce_qp_enter(struct vroce_qp *qp, enum ib_qp_state cur,
+			   enum ib_qp_state next)
+{
+	if (next == IB_QPS_RESET) {
 		vroce_qp_reset(qp);
-		break;
+		return;
+	}
+	qp->attrs.state = next;
+	if (qp->ibqp.qp_type == IB_QPT_UD) {
+		if (next == IB_QPS_ERR)
+			vroce_qp_flush(qp);
+		else if (next == IB_QPS_SQD)
+			vroce_qp_drained(qp);
+		return;
+	}
+	switch (next) {
 	case IB_QPS_ERR:
-		qp->attrs.state = next;
 		vroce_qp_flush(qp);
 		break;
+	case IB_QPS_RTR:
+		if (cur == IB_QPS_INIT)
+			vroce_qp_rtr(qp);
+		break;
+	case IB_QPS_RTS:
+		if (cur == IB_QPS_RTR)
+			vroce_req_start(qp);
+		else
+			vroce_tx_kick(qp);	/* from SQD: go on */
+		break;
 	case IB_QPS_SQD:
-		/* No send engine runs yet, so the SQ is drained at once. */
-		qp->attrs.state = next;
-		qp->attrs.sq_draining = 0;
-		if (qp->attrs.en_sqd_async_notify)
-			vroce_qp_event(qp, IB_EVENT_SQ_DRAINED);
+		if (cur != IB_QPS_SQD)
+			vroce_qp_sqd(qp);
 		break;
 	default:
-		qp->attrs.state = next;
 		break;
 	}
+}
+
+/*
+ * Asks for the QP to move to ERR, from any context; the send engine's
+ * work item carries it out (with @event, if not -1) under the state lock.
+ */
+void vroce_qp_error(struct vroce_qp *qp, int event)
+{
+	if (event >= 0)
+		qp->err_event = event;
+	/* The event is set before the work item can see the request. */
+	smp_store_release(&qp->err_pending, true);
+	vroce_tx_kick(qp);
+}
+
+/* The work item's half of vroce_qp_error(); caller holds state_lock. */
+void vroce_qp_error_move(struct vroce_qp *qp)
+{
+	int event = qp->err_event;
+
+	WRITE_ONCE(qp->err_pending, false);
+	qp->err_event = -1;
+	if (qp->attrs.state == IB_QPS_RESET || qp->attrs.state == IB_QPS_ERR)
+		return;
+	vroce_qp_enter(qp, qp->attrs.state, IB_QPS_ERR);
+	if (event >= 0)
+		vroce_qp_event(qp, event);
 }
 
 int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -227,6 +309,7 @@ int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 {
 	struct vroce_qp *qp = to_vqp(ibqp);
 	enum ib_qp_state cur, next;
+	struct vroce_path path;
 	int err;
 
 	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
@@ -248,9 +331,17 @@ int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (err)
 		goto out;
 
+	if ((mask & IB_QP_AV) && ibqp->qp_type != IB_QPT_UD) {
+		err = vroce_path_from_attr(to_vdev(ibqp->device), &attr->ah_attr,
+					   &path);
+		if (err)
+			goto out;
+		path.sport = vroce_udp_sport(ibqp->qp_num);
+		qp->path = path;
+	}
 	vroce_apply(&qp->attrs, attr, mask);
 	if (mask & IB_QP_STATE)
-		vroce_qp_enter(qp, next);
+		vroce_qp_enter(qp, cur, next);
 out:
 	mutex_unlock(&qp->state_lock);
 	return err;

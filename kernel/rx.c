@@ -2,8 +2,10 @@
 /*
  * The receive path: a RoCEv2 packet arrives on our UDP socket (or from
  * our own transmit, for a local destination), its ICRC and headers are
- * checked, and it goes to the QP it names. UD receives are delivered
- * here; RC and UC packets are not handled yet and are dropped.
+ * checked, and it goes to the QP it names: UD receives are delivered
+ * here, RC and UC requests go to the responder (resp.c) and RC responses
+ * to the completer (comp.c). A connected QP takes packets only from the
+ * peer its path names.
  *
  * Copyright (c) 2026 the vroce developers
  */
@@ -35,25 +37,31 @@ void vroce_qp_put(struct vroce_qp *qp)
 		complete(&qp->released);
 }
 
-/* Takes the next receive WQE of @qp (or its SRQ) into @wqe. */
-static bool vroce_take_recv(struct vroce_qp *qp, struct vroce_recv_wqe *wqe,
-			    struct vroce_sge *sge)
+/*
+ * Takes the next receive WQE of @qp (or its SRQ) into @wqe and @sge:
+ * 1 if there is one, 0 if there is none, -1 if the one taken (its header
+ * copied into @wqe) has more SGEs than its ring slot holds.
+ */
+int vroce_take_recv(struct vroce_qp *qp, struct vroce_recv_wqe *wqe,
+		    struct vroce_sge *sge)
 {
 	struct vroce_srq *srq = qp->ibqp.srq ? to_vsrq(qp->ibqp.srq) : NULL;
 	struct vroce_queue *rq = srq ? &srq->rq : &qp->rq;
 	spinlock_t *lock = srq ? &srq->lock : &qp->rq_lock;
 	/* What the ring's stride holds: SGEs never reach the next slot. */
 	u32 max_sge = srq ? srq->max_sge : qp->cap.max_recv_sge;
-	bool ok = false, limit = false;
+	bool limit = false;
+	int got = 0;
 
 	spin_lock_bh(lock);
 	if (vroce_queue_produced(rq) > 0) {
 		/* One copy of the WQE; only the copy is looked at. */
 		memcpy(wqe, vroce_queue_slot(rq, rq->own), sizeof(*wqe));
+		got = -1;
 		if (wqe->num_sge <= max_sge) {
 			memcpy(sge, vroce_queue_slot(rq, rq->own) + sizeof(*wqe),
 			       wqe->num_sge * sizeof(*sge));
-			ok = true;
+			got = 1;
 		}
 		rq->own++;
 		vroce_queue_publish_cons(rq);
@@ -63,7 +71,7 @@ static bool vroce_take_recv(struct vroce_qp *qp, struct vroce_recv_wqe *wqe,
 	spin_unlock_bh(lock);
 	if (limit)
 		vroce_srq_limit_event(srq);
-	return ok;
+	return got;
 }
 
 /* The 40 bytes a UD receive buffer starts with: the packet's IP header. */
@@ -98,7 +106,7 @@ static void vroce_rx_ud(struct vroce_qp *qp, struct sk_buff *skb,
 	if (qp->attrs.state < IB_QPS_RTR || qp->attrs.state > IB_QPS_SQD)
 		return;
 	/* UD has no RNR: without a receive WQE the packet is dropped. */
-	if (!vroce_take_recv(qp, &wqe, sge))
+	if (vroce_take_recv(qp, &wqe, sge) <= 0)
 		return;
 
 	cqe.wr_id = wqe.wr_id;
@@ -132,6 +140,46 @@ static void vroce_rx_ud(struct vroce_qp *qp, struct sk_buff *skb,
 		     pkt->bth.se || cqe.status);
 }
 
+/* The packet comes from the peer of connected QP @qp. */
+static bool vroce_rx_from_peer(struct vroce_qp *qp, struct sk_buff *skb)
+{
+	const struct vroce_path *p = &qp->path;
+
+	if (ip_hdr(skb)->version == 4)
+		return p->ipv4 && ip_hdr(skb)->saddr == p->dip4;
+	return !p->ipv4 && ipv6_addr_equal(&ipv6_hdr(skb)->saddr, &p->dgid);
+}
+
+static void vroce_rx_deliver(struct vroce_qp *qp, struct sk_buff *skb,
+			     const struct vroce_pkt *pkt, const u8 *bth)
+{
+	u8 transport = pkt->op->transport;
+
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_UD:
+		if (pkt->bth.opcode == VROCE_OP_UD_SEND_ONLY ||
+		    pkt->bth.opcode == VROCE_OP_UD_SEND_ONLY_IMM)
+			vroce_rx_ud(qp, skb, pkt, bth);
+		return;
+	case IB_QPT_RC:
+		if (transport != VROCE_TRANSPORT_RC)
+			return;
+		break;
+	case IB_QPT_UC:
+		if (transport != VROCE_TRANSPORT_UC)
+			return;
+		break;
+	default:
+		return;
+	}
+	if (!vroce_rx_from_peer(qp, skb))
+		return;
+	if (pkt->op->flags & VROCE_OPF_REQ)
+		vroce_resp_rx(qp, pkt, bth);
+	else if (pkt->op->flags & VROCE_OPF_RESP)
+		vroce_comp_rx(qp, pkt, bth);
+}
+
 /*
  * One RoCEv2 packet, skb->data at its UDP header and the IP header
  * before it. Consumes @skb.
@@ -157,10 +205,7 @@ int vroce_rx(struct vroce_dev *vdev, struct sk_buff *skb)
 		goto drop;
 	vroce_count(vdev, VROCE_CNT_RX_PACKETS, 1);
 	vroce_count(vdev, VROCE_CNT_RX_BYTES, pkt.paylen);
-	if (qp->ibqp.qp_type == IB_QPT_UD &&
-	    (pkt.bth.opcode == VROCE_OP_UD_SEND_ONLY ||
-	     pkt.bth.opcode == VROCE_OP_UD_SEND_ONLY_IMM))
-		vroce_rx_ud(qp, skb, &pkt, bth);
+	vroce_rx_deliver(qp, skb, &pkt, bth);
 	vroce_qp_put(qp);
 	kfree_skb(skb);
 	return 0;

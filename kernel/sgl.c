@@ -36,9 +36,54 @@ void vroce_mr_put(struct vroce_mr *mr)
 		complete(&mr->released);
 }
 
+/*
+ * The MR that R_Key @rkey names, if it grants @access to [@va, @va + @len)
+ * to QPs of @qp's PD; with a reference. DMA MRs are never remote targets.
+ */
+struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 va,
+				     u64 len, int access)
+{
+	struct vroce_mr *mr;
+
+	mr = vroce_mr_get(to_vdev(qp->ibqp.device), rkey, qp->ibqp.pd);
+	if (!mr)
+		return NULL;
+	if (mr->dma || (mr->access & access) != access ||
+	    !vroce_range_ok(mr->iova, mr->length, va, len)) {
+		vroce_mr_put(mr);
+		return NULL;
+	}
+	return mr;
+}
+
+/*
+ * An atomic on the 8 bytes at @iova of @mr (checked already): compare and
+ * swap, or fetch and add, with the CPU's own atomics, so it is atomic
+ * against every other access too. -EINVAL if the bytes are not 8-byte
+ * aligned in memory.
+ */
+int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, bool cmp_swap,
+		    u64 swap_add, u64 compare, u64 *orig)
+{
+	u64 off = iova - mr->iova + mr->page_offset;
+	u8 *va;
+	u64 *p;
+
+	if (off & 7)
+		return -EINVAL;
+	va = kmap_local_page(mr->pages[off >> PAGE_SHIFT]);
+	p = (u64 *)(va + (off & ~PAGE_MASK));
+	if (cmp_swap)
+		*orig = cmpxchg64(p, compare, swap_add);
+	else
+		*orig = atomic64_fetch_add(swap_add, (atomic64_t *)p);
+	kunmap_local(va);
+	return 0;
+}
+
 /* Copies @len bytes between @buf and the MR at @iova (checked already). */
-static void vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
-			  bool to_mr)
+void vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
+		   bool to_mr)
 {
 	u64 off = iova - mr->iova + mr->page_offset;
 

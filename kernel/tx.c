@@ -7,8 +7,11 @@
  * VROCE_SQ_NEEDS_WAKEUP, looks once more, and only then stops, so the
  * provider needs a doorbell system call only to restart a stopped engine
  * (see vroce-abi.h). Each WQE is copied once and only the copy is
- * validated and used. UD sends are transmitted; RC and UC WQEs wait
- * (they are not handled yet) until the QP is flushed.
+ * validated and used. A UD WQE is one packet and completes when sent;
+ * RC and UC WQEs go packet by packet through the requester (req.c). An
+ * RC engine that waits for acknowledgements stops without need-wakeup:
+ * the completer kicks it. The work item also carries out a move to ERR
+ * that the receive path or a timer asked for.
  *
  * Copyright (c) 2026 the vroce developers
  */
@@ -39,7 +42,8 @@ void vroce_tx_exit(void)
 
 void vroce_tx_kick(struct vroce_qp *qp)
 {
-	queue_work(vroce_wq, &qp->tx_work);
+	if (!READ_ONCE(qp->dying))
+		queue_work(vroce_wq, &qp->tx_work);
 }
 
 /* The UD destination of AH @num of the QP's PD, copied under the lock. */
@@ -182,6 +186,19 @@ static bool vroce_take_send(struct vroce_qp *qp)
 	return got;
 }
 
+/* One step of the engine of a UD QP: one WQE sent and completed. */
+static int vroce_ud_step(struct vroce_qp *qp)
+{
+	const struct vroce_send_wqe *w = qp->wqe_buf;
+
+	if (qp->attrs.state != IB_QPS_RTS)
+		return VROCE_TX_STOP;
+	if (!vroce_take_send(qp))
+		return VROCE_TX_IDLE;
+	vroce_send_cqe(qp, w, vroce_send_ud(qp, w));
+	return VROCE_TX_SENT;
+}
+
 /* The engine goes to sleep only after a last look at an empty SQ. */
 static bool vroce_tx_sleep(struct vroce_qp *qp)
 {
@@ -196,44 +213,44 @@ static bool vroce_tx_sleep(struct vroce_qp *qp)
 }
 
 /*
- * Sends up to @budget WQEs; caller holds the QP's state_lock. Returns
- * true if the SQ is drained and the engine may sleep (need-wakeup set),
- * false if WQEs remain.
+ * Runs up to @budget steps; caller holds the QP's state_lock. Returns
+ * true if the engine may stop: it sleeps (need-wakeup set), or waits for
+ * the completer or a timer to kick it; false if work remains.
  */
 static bool vroce_tx_drain(struct vroce_qp *qp, unsigned int budget)
 {
-	const struct vroce_send_wqe *w = qp->wqe_buf;
 	unsigned int sent = 0;
-	u8 status;
+	int res;
 
-	if (qp->ibqp.qp_type != IB_QPT_UD)
-		return true;	/* RC and UC: not handled yet */
 	WRITE_ONCE(qp->sq.hdr->notify, 0);
 	while (budget--) {
-		if (qp->attrs.state != IB_QPS_RTS)
+		res = qp->ibqp.qp_type == IB_QPT_UD ? vroce_ud_step(qp) :
+						      vroce_req_step(qp);
+		switch (res) {
+		case VROCE_TX_SENT:
+			/*
+			 * Streams (more than one packet per run) keep the
+			 * engine awake; a lone request-response packet does
+			 * not, so ping-pong latency does not pay for polling
+			 * on small machines.
+			 */
+			if (++sent > 1)
+				qp->tx_linger = ktime_add_us(ktime_get(),
+							     VROCE_TX_LINGER_US);
 			break;
-		if (!vroce_take_send(qp)) {
+		case VROCE_TX_WAIT:
+			return true;
+		case VROCE_TX_STOP:
+			WRITE_ONCE(qp->sq.hdr->notify, VROCE_SQ_NEEDS_WAKEUP);
+			return true;
+		default:
 			/* Stay awake a little for what comes next under load. */
 			if (ktime_before(ktime_get(), qp->tx_linger))
 				return false;
 			if (vroce_tx_sleep(qp))
 				return true;
-			continue;
+			break;
 		}
-		/*
-		 * Streams (more than one WQE per run) keep the engine awake;
-		 * a lone request-response WQE does not, so ping-pong latency
-		 * does not pay for polling on small machines.
-		 */
-		if (++sent > 1)
-			qp->tx_linger = ktime_add_us(ktime_get(),
-						     VROCE_TX_LINGER_US);
-		status = vroce_send_ud(qp, w);
-		vroce_send_cqe(qp, w, status);
-	}
-	if (qp->attrs.state != IB_QPS_RTS) {
-		WRITE_ONCE(qp->sq.hdr->notify, VROCE_SQ_NEEDS_WAKEUP);
-		return true;
 	}
 	return false;
 }
@@ -244,6 +261,8 @@ void vroce_tx_work(struct work_struct *work)
 	bool drained;
 
 	mutex_lock(&qp->state_lock);
+	if (READ_ONCE(qp->err_pending))
+		vroce_qp_error_move(qp);
 	drained = vroce_tx_drain(qp, VROCE_TX_BUDGET);
 	mutex_unlock(&qp->state_lock);
 	if (!drained)

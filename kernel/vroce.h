@@ -19,6 +19,8 @@
 #include "compat.h"
 #include "limits.h"
 #include "queue.h"
+#include "rc.h"
+#include "core/pkt.h"
 
 #define VROCE_PORT	1
 
@@ -31,6 +33,13 @@ enum vroce_counter {
 	VROCE_CNT_RX_ICRC_ERRORS,
 	VROCE_CNT_RX_DROPPED,
 	VROCE_CNT_DOORBELLS,
+	VROCE_CNT_RETRANSMITS,
+	VROCE_CNT_TIMEOUTS,
+	VROCE_CNT_RNR_NAK_SENT,
+	VROCE_CNT_RNR_NAK_RCVD,
+	VROCE_CNT_SEQ_NAK_SENT,
+	VROCE_CNT_SEQ_NAK_RCVD,
+	VROCE_CNT_DUP_REQUESTS,
 	VROCE_CNT_MAX
 };
 
@@ -82,6 +91,30 @@ struct vroce_path {
 /* Room in front of BTH for UDP, IP and the link layer. */
 #define VROCE_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
 			 sizeof(struct udphdr))
+
+/* An outgoing packet before it is built: BTH fields and headers. */
+struct vroce_txpkt {
+	u8 opcode;
+	bool se;
+	bool ackreq;
+	u32 dqpn;
+	u32 psn;
+	u32 paylen;
+	struct vroce_deth deth;
+	struct vroce_reth reth;
+	struct vroce_atmeth atmeth;
+	struct vroce_aeth aeth;
+	struct vroce_atmack atmack;
+	__be32 imm;			/* ImmDt as the WQE holds it */
+	u32 ieth;			/* the R_Key to invalidate */
+};
+
+/* What our packets carry in skb->cb until they are sent. */
+struct vroce_skb_cb {
+	u32 paylen;
+};
+
+#define VROCE_SKB_PAYLEN(skb)	(((struct vroce_skb_cb *)(skb)->cb)->paylen)
 
 struct vroce_ucontext {
 	struct ib_ucontext ibuc;
@@ -179,14 +212,12 @@ struct vroce_qp {
 	struct work_struct tx_work;	/* the send engine */
 	ktime_t tx_linger;		/* the engine stays awake until then */
 	void *wqe_buf;			/* the engine's copy of one WQE */
-};
-
-/* A gather or scatter list, checked and holding its MRs. */
-struct vroce_sgl {
-	const struct vroce_sge *sge;
-	u32 n;
-	u32 len;
-	struct vroce_mr *mrs[VROCE_MAX_SGE];
+	struct vroce_path path;		/* RC, UC: the peer, set at RTR */
+	struct vroce_req req;		/* RC, UC */
+	struct vroce_resp resp;		/* RC, UC */
+	bool err_pending;		/* the engine moves the QP to ERR */
+	bool dying;			/* destroy: nothing may kick the engine */
+	int err_event;			/* enum ib_event_type to raise, or -1 */
 };
 
 static inline struct vroce_dev *to_vdev(struct ib_device *ibdev)
@@ -278,6 +309,10 @@ int vroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		    struct ib_udata *udata);
 void vroce_qp_flush(struct vroce_qp *qp);
+u8 vroce_wc_opcode(u8 wr_opcode);
+void vroce_qp_error(struct vroce_qp *qp, int event);
+void vroce_qp_error_move(struct vroce_qp *qp);
+void vroce_qp_drained(struct vroce_qp *qp);
 
 /* keys.c: the MR/MW key space */
 int vroce_keys_init(struct vroce_dev *vdev);
@@ -316,6 +351,12 @@ void vroce_srq_limit_event(struct vroce_srq *srq);
 /* sgl.c: scatter/gather lists against MRs */
 struct vroce_mr *vroce_mr_get(struct vroce_dev *vdev, u32 key,
 			      struct ib_pd *pd);
+struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 va,
+				     u64 len, int access);
+void vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
+		   bool to_mr);
+int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, bool cmp_swap,
+		    u64 swap_add, u64 compare, u64 *orig);
 void vroce_mr_put(struct vroce_mr *mr);
 void vroce_sgl_put(struct vroce_mr **mrs, u32 n);
 int vroce_sgl_prepare(struct vroce_qp *qp, struct vroce_sgl *sgl,
@@ -324,6 +365,38 @@ void vroce_sgl_write(struct vroce_sgl *sgl, u32 off, const void *buf,
 		     u32 len);
 void vroce_sgl_read(struct vroce_sgl *sgl, u32 off, void *buf, u32 len);
 void vroce_sgl_release(struct vroce_sgl *sgl);
+
+/* packet.c: building packets, transmit of connected QPs */
+struct sk_buff *vroce_pkt_build(const struct vroce_txpkt *t, u8 **payload,
+				gfp_t gfp);
+void vroce_qp_xmit(struct vroce_qp *qp, struct sk_buff *skb);
+void vroce_qp_xmit_queue(struct vroce_qp *qp, struct sk_buff_head *q);
+
+/* req.c: the requester of RC and UC QPs */
+int vroce_req_init(struct vroce_qp *qp);
+void vroce_req_destroy(struct vroce_qp *qp);
+void vroce_req_start(struct vroce_qp *qp);
+void vroce_req_reset(struct vroce_qp *qp);
+void vroce_req_flush(struct vroce_qp *qp);
+int vroce_req_step(struct vroce_qp *qp);
+void vroce_req_complete(struct vroce_qp *qp, u8 status);
+void vroce_req_fail(struct vroce_qp *qp, u8 status);
+void vroce_req_rewind(struct vroce_qp *qp);
+bool vroce_req_idle(struct vroce_qp *qp);
+
+/* comp.c: the completer of RC QPs and its timers */
+void vroce_comp_init(struct vroce_qp *qp);
+void vroce_comp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
+		   const u8 *bth);
+void vroce_comp_arm(struct vroce_qp *qp, bool restart);
+void vroce_comp_stop(struct vroce_qp *qp);
+
+/* resp.c: the responder of RC and UC QPs */
+void vroce_resp_start(struct vroce_qp *qp);
+void vroce_resp_reset(struct vroce_qp *qp);
+void vroce_resp_flush(struct vroce_qp *qp);
+void vroce_resp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
+		   const u8 *bth);
 
 /* net.c: UDP sockets and transmit */
 int vroce_net_get(void);
@@ -337,9 +410,18 @@ int vroce_net_xmit(struct vroce_dev *vdev, struct sk_buff *skb,
 /* rx.c: the receive path */
 int vroce_udp_recv(struct sock *sk, struct sk_buff *skb);
 int vroce_rx(struct vroce_dev *vdev, struct sk_buff *skb);
+int vroce_take_recv(struct vroce_qp *qp, struct vroce_recv_wqe *wqe,
+		    struct vroce_sge *sge);
 void vroce_qp_put(struct vroce_qp *qp);
 
-/* tx.c: the send engine */
+/* tx.c: the send engine; what one step of it found (enum vroce_tx_res) */
+enum vroce_tx_res {
+	VROCE_TX_SENT,		/* a packet went out: go on */
+	VROCE_TX_IDLE,		/* nothing posted: sleep, need a doorbell */
+	VROCE_TX_WAIT,		/* waits for the completer or a timer to kick */
+	VROCE_TX_STOP,		/* not sending in this state: need a doorbell */
+};
+
 int vroce_tx_init(void);
 void vroce_tx_exit(void);
 void vroce_tx_kick(struct vroce_qp *qp);

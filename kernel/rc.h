@@ -1,0 +1,102 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * State of the reliable (RC) and unreliable (UC) connected transports of
+ * a QP: the requester with its completer, and the responder.
+ *
+ * Copyright (c) 2026 the vroce developers
+ */
+#ifndef VROCE_RC_H
+#define VROCE_RC_H
+
+#include <linux/skbuff.h>
+#include <linux/spinlock.h>
+#include <linux/timer.h>
+
+#include "limits.h"
+
+/* A gather or scatter list, checked and holding its MRs. */
+struct vroce_sgl {
+	const struct vroce_sge *sge;
+	u32 n;
+	u32 len;
+	struct vroce_mr *mrs[VROCE_MAX_SGE];
+};
+
+/*
+ * A send WQE the requester took from the SQ ring and has not completed:
+ * the copy of the WQE (in vroce_req.wqes) and its progress.
+ */
+struct vroce_swqe {
+	struct vroce_sgl sgl;		/* the checked local buffers */
+	u32 first_psn;			/* valid once started */
+	u32 npkts;			/* PSNs the message uses */
+	u32 len;			/* message length */
+	u32 read_off;			/* READ: bytes received */
+	u8 status;			/* a local error found at take time */
+	bool started;
+};
+
+/*
+ * The requester. Indices count WQEs since the QP was reset: tail is the
+ * oldest one not completed, next the one being sent, head one past the
+ * last taken from the ring. PSNs: una is the oldest not acknowledged,
+ * next_psn the next one to send, psn_hi one past the highest ever sent.
+ */
+struct vroce_req {
+	spinlock_t lock;		/* everything below */
+	struct vroce_swqe *swq;		/* one per SQ ring entry */
+	void *wqes;			/* their WQE copies, SQ stride each */
+	u32 head;
+	u32 next;
+	u32 tail;
+	u32 next_off;			/* bytes of next already sent */
+	u32 next_psn;
+	u32 una;
+	u32 psn_hi;
+	u32 rd_out;			/* READs and atomics in flight */
+	u32 mtu;			/* path MTU in bytes */
+	u32 resync_psn;			/* una when we last went back for it */
+	u8 retries;			/* left for this una */
+	u8 rnr_retries;
+	u8 failed;			/* an IB_WC status: the requester stopped */
+	bool rnr_wait;			/* an RNR NAK timer runs */
+	bool blocked;			/* the engine waits for the completer */
+	bool resynced;
+	struct timer_list retry_timer;
+	struct timer_list rnr_timer;
+};
+
+/* A READ or atomic the responder executed, kept to answer duplicates. */
+struct vroce_res {
+	u8 kind;			/* 0, VROCE_OPF_READ or VROCE_OPF_ATOMIC */
+	u32 first_psn;
+	u32 last_psn;
+	u64 orig;			/* atomic: the value it returned */
+};
+
+/* The responder: expected PSN, the message in progress, resources. */
+struct vroce_resp {
+	spinlock_t lock;		/* everything below */
+	u32 epsn;
+	u32 msn;
+	u32 mtu;
+	u16 cur;			/* kind of the message in progress, or 0 */
+	bool nak_sent;			/* a sequence NAK went out for epsn */
+	bool failed;
+	/* SEND in progress: its receive WQE, scatter list and offset. */
+	bool have_wqe;
+	struct vroce_recv_wqe wqe;
+	struct vroce_sge sge[VROCE_MAX_SGE];
+	struct vroce_sgl sgl;
+	u32 off;
+	/* RDMA WRITE in progress. */
+	struct vroce_mr *wmr;
+	u64 wva;
+	u32 wleft;
+	u32 wlen;
+	/* Executed READs and atomics, newest at res_head - 1. */
+	struct vroce_res res[VROCE_MAX_QP_RD_ATOM];
+	u32 res_head;
+};
+
+#endif /* VROCE_RC_H */

@@ -1,0 +1,536 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The requester of RC and UC QPs: the send engine (tx.c) asks it for one
+ * packet at a time. It copies each WQE out of the SQ ring once, checks
+ * the copy (opcode, lengths, local keys) and keeps it until it completes;
+ * the ring entry is handed back (cons) only then. Messages are cut into
+ * path-MTU packets with the first/middle/last opcodes, PSNs assigned in
+ * order. RC packets stay unacknowledged until the completer (comp.c) sees
+ * them acknowledged; going back to resend is a rewind to the oldest
+ * unacknowledged PSN. UC WQEs complete when their last packet is sent.
+ *
+ * Copyright (c) 2026 the vroce developers
+ */
+#include <linux/slab.h>
+#include <linux/skbuff.h>
+
+#include "vroce.h"
+#include "core/roce.h"
+
+/* PSNs in flight before the engine waits for acknowledgements. */
+#define VROCE_REQ_WINDOW	512
+/* Packets of a long message between two ACK requests. */
+#define VROCE_ACK_EVERY		64
+
+static u32 vroce_req_slot(struct vroce_qp *qp, u32 idx)
+{
+	return idx & (qp->sq.entries - 1);
+}
+
+static struct vroce_swqe *vroce_swqe(struct vroce_qp *qp, u32 idx)
+{
+	return &qp->req.swq[vroce_req_slot(qp, idx)];
+}
+
+static struct vroce_send_wqe *vroce_swqe_wqe(struct vroce_qp *qp, u32 idx)
+{
+	return qp->req.wqes + (size_t)vroce_req_slot(qp, idx) * qp->sq.stride;
+}
+
+static bool vroce_wr_is_rd_atomic(u8 opcode)
+{
+	return opcode == IB_UVERBS_WR_RDMA_READ ||
+	       opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static bool vroce_wr_is_write(u8 opcode)
+{
+	return opcode == IB_UVERBS_WR_RDMA_WRITE ||
+	       opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+}
+
+static bool vroce_req_op_ok(struct vroce_qp *qp, u8 opcode)
+{
+	switch (opcode) {
+	case IB_UVERBS_WR_SEND:
+	case IB_UVERBS_WR_SEND_WITH_IMM:
+	case IB_UVERBS_WR_RDMA_WRITE:
+	case IB_UVERBS_WR_RDMA_WRITE_WITH_IMM:
+		return true;
+	case IB_UVERBS_WR_SEND_WITH_INV:
+	case IB_UVERBS_WR_RDMA_READ:
+	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
+	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+		return qp->ibqp.qp_type == IB_QPT_RC;
+	default:
+		return false;
+	}
+}
+
+int vroce_req_init(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+
+	spin_lock_init(&req->lock);
+	req->swq = kvcalloc(qp->sq.entries, sizeof(*req->swq), GFP_KERNEL);
+	req->wqes = kvcalloc(qp->sq.entries, qp->sq.stride, GFP_KERNEL);
+	if (!req->swq || !req->wqes) {
+		kvfree(req->swq);
+		kvfree(req->wqes);
+		return -ENOMEM;
+	}
+	vroce_comp_init(qp);
+	return 0;
+}
+
+/* Lets go of the WQEs still held, without completions. */
+static void vroce_req_drop_all(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+	struct vroce_swqe *sw;
+
+	for (; req->tail != req->head; req->tail++) {
+		sw = vroce_swqe(qp, req->tail);
+		vroce_sgl_release(&sw->sgl);
+		sw->sgl.n = 0;
+	}
+}
+
+void vroce_req_destroy(struct vroce_qp *qp)
+{
+	vroce_comp_stop(qp);
+	vroce_req_drop_all(qp);
+	kvfree(qp->req.swq);
+	kvfree(qp->req.wqes);
+}
+
+/* Entering RTS from RTR: the send PSN and the retry budgets. */
+void vroce_req_start(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+
+	spin_lock_bh(&req->lock);
+	req->next_psn = qp->attrs.sq_psn;
+	req->una = req->next_psn;
+	req->psn_hi = req->next_psn;
+	req->retries = qp->attrs.retry_cnt;
+	req->rnr_retries = qp->attrs.rnr_retry;
+	req->mtu = qp->resp.mtu;
+	req->failed = 0;
+	spin_unlock_bh(&req->lock);
+}
+
+/* Entering RESET: forget everything (the ring is discarded apart). */
+void vroce_req_reset(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+
+	vroce_comp_stop(qp);
+	spin_lock_bh(&req->lock);
+	vroce_req_drop_all(qp);
+	req->head = 0;
+	req->next = 0;
+	req->tail = 0;
+	req->next_off = 0;
+	req->rd_out = 0;
+	req->failed = 0;
+	req->rnr_wait = false;
+	req->blocked = false;
+	req->resynced = false;
+	spin_unlock_bh(&req->lock);
+}
+
+/* Hands ring entries back up to the oldest WQE not completed. */
+static void vroce_req_publish(struct vroce_qp *qp)
+{
+	/* Our reads of the entries happen before the provider reuses them. */
+	smp_store_release(&qp->sq.hdr->cons, qp->req.tail);
+}
+
+/*
+ * Entering ERR: every WQE taken and not completed completes with a flush
+ * error, in order; the caller flushes the ring after them.
+ */
+void vroce_req_flush(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+
+	spin_lock_bh(&req->lock);
+	if (!req->failed)
+		req->failed = IB_WC_WR_FLUSH_ERR;
+	del_timer(&req->retry_timer);
+	del_timer(&req->rnr_timer);
+	while (req->tail != req->head)
+		vroce_req_complete(qp, IB_WC_WR_FLUSH_ERR);
+	req->next = req->tail;
+	spin_unlock_bh(&req->lock);
+}
+
+/*
+ * Completes the oldest WQE with @status: a CQE if it asked for one or
+ * failed, its MRs let go, its ring entry handed back. Caller holds the
+ * lock.
+ */
+void vroce_req_complete(struct vroce_qp *qp, u8 status)
+{
+	struct vroce_req *req = &qp->req;
+	struct vroce_swqe *sw = vroce_swqe(qp, req->tail);
+	const struct vroce_send_wqe *w = vroce_swqe_wqe(qp, req->tail);
+	struct vroce_cqe cqe = {
+		.wr_id = w->wr_id,
+		.status = status,
+		.opcode = vroce_wc_opcode(w->opcode),
+		.qp_num = qp->ibqp.qp_num,
+	};
+
+	if (vroce_wr_is_rd_atomic(w->opcode) &&
+	    (s32)(req->tail - req->next) < 0 && req->rd_out)
+		req->rd_out--;
+	if (status != IB_WC_SUCCESS || (w->flags & VROCE_WQE_SIGNALED) ||
+	    qp->sq_sig_all) {
+		if (vroce_wr_is_rd_atomic(w->opcode))
+			cqe.byte_len = sw->len;
+		vroce_cq_add(to_vcq(qp->ibqp.send_cq), &cqe, false);
+	}
+	vroce_sgl_release(&sw->sgl);
+	sw->sgl.n = 0;
+	sw->started = false;
+	req->tail++;
+	vroce_req_publish(qp);
+}
+
+/*
+ * Stops the requester after a fatal error of the oldest WQE: it completes
+ * with @status and the QP moves to ERR, which flushes the rest.
+ */
+void vroce_req_fail(struct vroce_qp *qp, u8 status)
+{
+	struct vroce_req *req = &qp->req;
+
+	if (req->failed)
+		return;
+	if (req->tail != req->head)
+		vroce_req_complete(qp, status);
+	req->failed = status;
+	del_timer(&req->retry_timer);
+	del_timer(&req->rnr_timer);
+	vroce_qp_error(qp, -1);
+}
+
+/* Goes back to resend from the oldest unacknowledged PSN. */
+void vroce_req_rewind(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+	const struct vroce_send_wqe *w;
+	struct vroce_swqe *sw;
+
+	req->next = req->tail;
+	req->next_psn = req->una;
+	req->next_off = 0;
+	req->rd_out = 0;
+	if (req->tail == req->head)
+		return;
+	sw = vroce_swqe(qp, req->tail);
+	w = vroce_swqe_wqe(qp, req->tail);
+	/* A READ resumes from read_off; an atomic is resent whole. */
+	if (sw->started && !vroce_wr_is_rd_atomic(w->opcode))
+		req->next_off = vroce_psn_diff(req->una, sw->first_psn) *
+				req->mtu;
+}
+
+/* Everything sent is acknowledged (and no WQE waits for responses). */
+bool vroce_req_idle(struct vroce_qp *qp)
+{
+	return qp->req.una == qp->req.psn_hi;
+}
+
+/* Checks the copy of a WQE just taken; errors complete it when its turn comes. */
+static void vroce_req_check(struct vroce_qp *qp, struct vroce_swqe *sw,
+			    const struct vroce_send_wqe *w)
+{
+	int len, access = 0;
+
+	sw->started = false;
+	sw->read_off = 0;
+	sw->status = IB_WC_SUCCESS;
+	sw->sgl.n = 0;
+	sw->len = 0;
+	if (!vroce_req_op_ok(qp, w->opcode)) {
+		sw->status = IB_WC_LOC_QP_OP_ERR;
+		return;
+	}
+	if (w->flags & VROCE_WQE_INLINE) {
+		if (vroce_wr_is_rd_atomic(w->opcode) ||
+		    w->inline_len > qp->cap.max_inline_data)
+			sw->status = IB_WC_LOC_LEN_ERR;
+		else
+			sw->len = w->inline_len;
+		return;
+	}
+	if (w->num_sge > qp->cap.max_send_sge) {
+		sw->status = IB_WC_LOC_LEN_ERR;
+		return;
+	}
+	if (vroce_wr_is_rd_atomic(w->opcode))
+		access = IB_ACCESS_LOCAL_WRITE;
+	len = vroce_sgl_prepare(qp, &sw->sgl, (const void *)(w + 1),
+				w->num_sge, access);
+	if (len < 0) {
+		sw->sgl.n = 0;
+		sw->status = -len;
+		return;
+	}
+	sw->len = len;
+	if (w->opcode != IB_UVERBS_WR_RDMA_READ &&
+	    vroce_wr_is_rd_atomic(w->opcode) && len != sizeof(u64))
+		sw->status = IB_WC_LOC_LEN_ERR;
+}
+
+/* Takes the next WQE of the ring: VROCE_TX_SENT if one was taken. */
+static int vroce_req_take(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+	int n;
+
+	if (req->head - req->tail >= qp->sq.entries) {
+		req->blocked = true;	/* the completer frees entries */
+		return VROCE_TX_WAIT;
+	}
+	spin_lock(&qp->sq_lock);
+	n = vroce_queue_produced(&qp->sq);
+	if (n > 0) {
+		memcpy(vroce_swqe_wqe(qp, req->head),
+		       vroce_queue_slot(&qp->sq, qp->sq.own), qp->sq.stride);
+		qp->sq.own++;
+	}
+	spin_unlock(&qp->sq_lock);
+	if (n <= 0)
+		return VROCE_TX_IDLE;
+	vroce_req_check(qp, vroce_swqe(qp, req->head),
+			vroce_swqe_wqe(qp, req->head));
+	req->head++;
+	return VROCE_TX_SENT;
+}
+
+/* Opcode of a SEND or RDMA WRITE packet, by its place in the message. */
+static u8 vroce_req_opcode(struct vroce_qp *qp, u8 wr, bool first, bool last)
+{
+	bool imm = wr == IB_UVERBS_WR_SEND_WITH_IMM ||
+		   wr == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
+	u8 op = vroce_wr_is_write(wr) ? VROCE_OP_RC_RDMA_WRITE_FIRST :
+					VROCE_OP_RC_SEND_FIRST;
+
+	if (wr == IB_UVERBS_WR_SEND_WITH_INV && last)
+		return first ? VROCE_OP_RC_SEND_ONLY_INV :
+			       VROCE_OP_RC_SEND_LAST_INV;
+	/* FIRST, MIDDLE, LAST, LAST_IMM, ONLY, ONLY_IMM follow in order. */
+	if (first && last)
+		op += imm ? 5 : 4;
+	else if (last)
+		op += imm ? 3 : 2;
+	else if (!first)
+		op += 1;
+	if (qp->ibqp.qp_type == IB_QPT_UC)
+		op |= VROCE_TRANSPORT_UC;
+	return op;
+}
+
+static void vroce_req_begin(struct vroce_req *req, struct vroce_swqe *sw,
+			    u32 len)
+{
+	if (sw->started)
+		return;
+	sw->first_psn = req->next_psn;
+	sw->npkts = max_t(u32, 1, DIV_ROUND_UP(len, req->mtu));
+	sw->started = true;
+}
+
+/* The next packet of a SEND or RDMA WRITE. */
+static struct sk_buff *vroce_req_data(struct vroce_qp *qp,
+				      struct vroce_swqe *sw,
+				      const struct vroce_send_wqe *w)
+{
+	struct vroce_req *req = &qp->req;
+	struct vroce_txpkt t = {};
+	struct sk_buff *skb;
+	bool first, last;
+	u32 idx;
+	u8 *p;
+
+	vroce_req_begin(req, sw, sw->len);
+	idx = req->next_off / req->mtu;
+	first = idx == 0;
+	last = idx + 1 >= sw->npkts;
+	t.opcode = vroce_req_opcode(qp, w->opcode, first, last);
+	t.psn = req->next_psn;
+	t.dqpn = qp->attrs.dest_qp_num;
+	t.paylen = min(req->mtu, sw->len - req->next_off);
+	t.ackreq = qp->ibqp.qp_type == IB_QPT_RC &&
+		   (last || idx % VROCE_ACK_EVERY == VROCE_ACK_EVERY - 1);
+	t.se = last && (w->flags & VROCE_WQE_SOLICITED);
+	t.reth.va = w->u.rdma.remote_addr;
+	t.reth.rkey = w->u.rdma.rkey;
+	t.reth.dma_len = sw->len;
+	t.imm = (__force __be32)w->imm_data;
+	t.ieth = w->imm_data;
+	skb = vroce_pkt_build(&t, &p, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	if (w->flags & VROCE_WQE_INLINE)
+		memcpy(p, (const u8 *)(w + 1) + req->next_off, t.paylen);
+	else
+		vroce_sgl_read(&sw->sgl, req->next_off, p, t.paylen);
+	req->next_off += t.paylen;
+	req->next_psn = vroce_psn_add(req->next_psn, 1);
+	if (last) {
+		req->next++;
+		req->next_off = 0;
+	}
+	return skb;
+}
+
+/* A READ request (for what is still missing) or an atomic request. */
+static struct sk_buff *vroce_req_rd_atomic(struct vroce_qp *qp,
+					   struct vroce_swqe *sw,
+					   const struct vroce_send_wqe *w)
+{
+	struct vroce_req *req = &qp->req;
+	struct vroce_txpkt t = {
+		.psn = req->next_psn,
+		.dqpn = qp->attrs.dest_qp_num,
+		.ackreq = true,
+	};
+	struct sk_buff *skb;
+	u32 npkts = 1;
+	u8 *p;
+
+	if (w->opcode == IB_UVERBS_WR_RDMA_READ) {
+		vroce_req_begin(req, sw, sw->len);
+		t.opcode = VROCE_OP_RC_RDMA_READ_REQ;
+		t.reth.va = w->u.rdma.remote_addr + sw->read_off;
+		t.reth.rkey = w->u.rdma.rkey;
+		t.reth.dma_len = sw->len - sw->read_off;
+		npkts = max_t(u32, 1, DIV_ROUND_UP(t.reth.dma_len, req->mtu));
+	} else {
+		vroce_req_begin(req, sw, 0);
+		t.opcode = w->opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ?
+			   VROCE_OP_RC_CMP_SWAP : VROCE_OP_RC_FETCH_ADD;
+		t.atmeth.va = w->u.atomic.remote_addr;
+		t.atmeth.rkey = w->u.atomic.rkey;
+		if (t.opcode == VROCE_OP_RC_CMP_SWAP) {
+			t.atmeth.compare = w->u.atomic.compare_add;
+			t.atmeth.swap_add = w->u.atomic.swap;
+		} else {
+			t.atmeth.swap_add = w->u.atomic.compare_add;
+		}
+	}
+	skb = vroce_pkt_build(&t, &p, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	req->next_psn = vroce_psn_add(req->next_psn, npkts);
+	req->next++;
+	req->rd_out++;
+	return skb;
+}
+
+/* Whether WQE @w may go out now; if not, the completer wakes the engine. */
+static bool vroce_req_may_send(struct vroce_qp *qp, struct vroce_swqe *sw,
+			       const struct vroce_send_wqe *w)
+{
+	struct vroce_req *req = &qp->req;
+	u32 max_rd = max_t(u32, qp->attrs.max_rd_atomic, 1);
+
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return true;
+	if (vroce_psn_diff(req->next_psn, req->una) >= VROCE_REQ_WINDOW)
+		return false;
+	if (vroce_wr_is_rd_atomic(w->opcode) && req->rd_out >= max_rd)
+		return false;
+	/* A fence waits for earlier READs and atomics to complete. */
+	if ((w->flags & VROCE_WQE_FENCE) && !sw->started && req->rd_out)
+		return false;
+	return true;
+}
+
+/* Caller holds the lock. Builds the next packet, or says why there is none. */
+static struct sk_buff *vroce_req_packet(struct vroce_qp *qp, int *res)
+{
+	struct vroce_req *req = &qp->req;
+	const struct vroce_send_wqe *w;
+	struct vroce_swqe *sw;
+	struct sk_buff *skb;
+	u32 psn;
+
+	*res = VROCE_TX_STOP;
+	if (req->failed)
+		return NULL;
+	*res = VROCE_TX_WAIT;
+	if (req->rnr_wait)
+		return NULL;
+	if (req->next == req->head) {
+		/* SQD finishes what was started but takes nothing new. */
+		if (READ_ONCE(qp->attrs.state) != IB_QPS_RTS) {
+			*res = vroce_req_idle(qp) ? VROCE_TX_STOP : VROCE_TX_WAIT;
+			return NULL;
+		}
+		*res = vroce_req_take(qp);
+		if (*res != VROCE_TX_SENT)
+			return NULL;
+	}
+	sw = vroce_swqe(qp, req->next);
+	w = vroce_swqe_wqe(qp, req->next);
+	if (sw->status) {
+		/* It completes in order: after everything before it. */
+		*res = VROCE_TX_WAIT;
+		if (req->tail != req->next) {
+			req->blocked = true;
+			return NULL;
+		}
+		vroce_req_fail(qp, sw->status);
+		*res = VROCE_TX_STOP;
+		return NULL;
+	}
+	if (!vroce_req_may_send(qp, sw, w)) {
+		req->blocked = true;
+		*res = VROCE_TX_WAIT;
+		return NULL;
+	}
+	*res = VROCE_TX_SENT;
+	psn = req->next_psn;
+	if (vroce_wr_is_rd_atomic(w->opcode))
+		skb = vroce_req_rd_atomic(qp, sw, w);
+	else
+		skb = vroce_req_data(qp, sw, w);
+	if (!skb)
+		return NULL;
+	if (vroce_psn_before(psn, req->psn_hi))
+		vroce_count(to_vdev(qp->ibqp.device), VROCE_CNT_RETRANSMITS, 1);
+	if (vroce_psn_after(req->next_psn, req->psn_hi))
+		req->psn_hi = req->next_psn;
+	if (qp->ibqp.qp_type == IB_QPT_RC) {
+		vroce_comp_arm(qp, false);
+	} else if (req->next != req->tail) {
+		/* UC: done once the last packet is out. */
+		req->una = req->next_psn;
+		vroce_req_complete(qp, IB_WC_SUCCESS);
+	}
+	return skb;
+}
+
+/*
+ * One step of the send engine for an RC or UC QP: sends one packet if it
+ * can. Returns enum vroce_tx_res.
+ */
+int vroce_req_step(struct vroce_qp *qp)
+{
+	struct sk_buff *skb;
+	int res;
+
+	spin_lock_bh(&qp->req.lock);
+	skb = vroce_req_packet(qp, &res);
+	spin_unlock_bh(&qp->req.lock);
+	if (skb)
+		vroce_qp_xmit(qp, skb);
+	return res;
+}

@@ -1,0 +1,639 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The responder of RC and UC QPs. A request packet is checked in this
+ * order before any byte moves: PSN (a gap gets one sequence NAK, a
+ * duplicate is acknowledged again or its READ or atomic replayed), the
+ * opcode sequence, the QP's remote access flags, the packet length, and
+ * for RDMA the R_Key, PD, MR access and bounds. Then the payload goes
+ * straight into the receive WQE's buffers or the target MR, and an ACK, a
+ * READ response or an atomic ACK is queued. Errors NAK the request and
+ * move the QP to ERR; a missing receive WQE gets an RNR NAK. UC does the
+ * same without any answer: a gap or an error drops the message.
+ * Answers are sent after the lock is let go.
+ *
+ * Copyright (c) 2026 the vroce developers
+ */
+#include <linux/skbuff.h>
+
+#include "vroce.h"
+#include "core/roce.h"
+
+/* What the checks and execution of one request packet come to. */
+enum vroce_verdict {
+	VROCE_RESP_OK,
+	VROCE_RESP_RNR,		/* no receive WQE */
+	VROCE_RESP_DROP,	/* UC: nothing to answer */
+	VROCE_RESP_INV_REQ,
+	VROCE_RESP_ACCESS_ERR,
+	VROCE_RESP_OP_ERR,
+};
+
+#define VROCE_KINDS	(VROCE_OPF_SEND | VROCE_OPF_WRITE | VROCE_OPF_READ | \
+			 VROCE_OPF_ATOMIC)
+
+static u16 vroce_kind(const struct vroce_pkt *pkt)
+{
+	return pkt->op->flags & VROCE_KINDS;
+}
+
+/* Entering RTR: the expected PSN; nothing in progress. */
+void vroce_resp_start(struct vroce_qp *qp)
+{
+	struct vroce_resp *resp = &qp->resp;
+
+	spin_lock_bh(&resp->lock);
+	resp->epsn = qp->attrs.rq_psn;
+	resp->msn = 0;
+	resp->cur = 0;
+	resp->nak_sent = false;
+	resp->failed = false;
+	resp->res_head = 0;
+	memset(resp->res, 0, sizeof(resp->res));
+	spin_unlock_bh(&resp->lock);
+}
+
+/* Lets go of the message in progress; caller holds the lock. */
+static void vroce_resp_abort(struct vroce_qp *qp)
+{
+	struct vroce_resp *resp = &qp->resp;
+
+	vroce_sgl_release(&resp->sgl);
+	resp->sgl.n = 0;
+	if (resp->wmr)
+		vroce_mr_put(resp->wmr);
+	resp->wmr = NULL;
+	resp->cur = 0;
+}
+
+void vroce_resp_reset(struct vroce_qp *qp)
+{
+	spin_lock_bh(&qp->resp.lock);
+	vroce_resp_abort(qp);
+	qp->resp.have_wqe = false;
+	qp->resp.failed = false;
+	spin_unlock_bh(&qp->resp.lock);
+}
+
+static void vroce_resp_recv_cqe(struct vroce_qp *qp, u8 status, u8 opcode,
+				u32 len, const struct vroce_pkt *pkt,
+				const u8 *bth)
+{
+	struct vroce_resp *resp = &qp->resp;
+	struct vroce_cqe cqe = {
+		.wr_id = resp->wqe.wr_id,
+		.status = status,
+		.opcode = opcode,
+		.byte_len = len,
+		.qp_num = qp->ibqp.qp_num,
+		.src_qp = qp->attrs.dest_qp_num,
+	};
+	const u8 *h;
+
+	if (pkt && status == IB_WC_SUCCESS) {
+		h = vroce_pkt_hdr(pkt, bth, VROCE_HDR_IMMDT);
+		if (h) {
+			memcpy(&cqe.imm_data, h, sizeof(cqe.imm_data));
+			cqe.flags |= VROCE_CQE_WITH_IMM;
+		}
+		h = vroce_pkt_hdr(pkt, bth, VROCE_HDR_IETH);
+		if (h) {
+			vroce_ieth_parse(&cqe.imm_data, h, VROCE_IETH_LEN);
+			cqe.flags |= VROCE_CQE_WITH_INV;
+		}
+	}
+	vroce_sgl_release(&resp->sgl);
+	resp->sgl.n = 0;
+	resp->have_wqe = false;
+	vroce_cq_add(to_vcq(qp->ibqp.recv_cq), &cqe,
+		     (pkt && pkt->bth.se) || status != IB_WC_SUCCESS);
+}
+
+/* Entering ERR: a receive WQE in use completes first, flushed. */
+void vroce_resp_flush(struct vroce_qp *qp)
+{
+	spin_lock_bh(&qp->resp.lock);
+	qp->resp.failed = true;
+	if (qp->resp.have_wqe)
+		vroce_resp_recv_cqe(qp, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, 0,
+				    NULL, NULL);
+	vroce_resp_abort(qp);
+	spin_unlock_bh(&qp->resp.lock);
+}
+
+static void vroce_resp_queue(struct vroce_qp *qp, struct vroce_txpkt *t,
+			     struct sk_buff_head *q, u8 **payload)
+{
+	struct sk_buff *skb;
+	u8 *p;
+
+	t->dqpn = qp->attrs.dest_qp_num;
+	t->aeth.msn = qp->resp.msn & VROCE_MSN_MASK;
+	skb = vroce_pkt_build(t, payload ? payload : &p, GFP_ATOMIC);
+	if (skb)
+		__skb_queue_tail(q, skb);
+	else if (payload)
+		*payload = NULL;
+}
+
+/* An ACK (or NAK, by @syndrome) of @psn. */
+static void vroce_resp_ack(struct vroce_qp *qp, struct sk_buff_head *q,
+			   int syndrome, u32 psn)
+{
+	struct vroce_txpkt t = {
+		.opcode = VROCE_OP_RC_ACK,
+		.psn = psn,
+		.aeth.syndrome = syndrome,
+	};
+
+	vroce_resp_queue(qp, &t, q, NULL);
+}
+
+static void vroce_resp_atomic_ack(struct vroce_qp *qp, struct sk_buff_head *q,
+				  u32 psn, u64 orig)
+{
+	struct vroce_txpkt t = {
+		.opcode = VROCE_OP_RC_ATOMIC_ACK,
+		.psn = psn,
+		.aeth.syndrome = vroce_aeth_syn_ack(VROCE_AETH_CREDIT_INVALID),
+		.atmack.orig = orig,
+	};
+
+	vroce_resp_queue(qp, &t, q, NULL);
+}
+
+/* The READ responses for [@va, @va + @len) of @mr, from @psn on. */
+static void vroce_resp_read_reply(struct vroce_qp *qp, struct vroce_mr *mr,
+				  u64 va, u32 len, u32 psn,
+				  struct sk_buff_head *q)
+{
+	u32 mtu = qp->resp.mtu, off = 0, n;
+	struct vroce_txpkt t = {
+		.aeth.syndrome = vroce_aeth_syn_ack(VROCE_AETH_CREDIT_INVALID),
+	};
+	bool first, last;
+	u8 *p;
+
+	do {
+		n = min(mtu, len - off);
+		first = off == 0;
+		last = off + n == len;
+		if (first && last)
+			t.opcode = VROCE_OP_RC_RDMA_READ_RESP_ONLY;
+		else if (first)
+			t.opcode = VROCE_OP_RC_RDMA_READ_RESP_FIRST;
+		else if (last)
+			t.opcode = VROCE_OP_RC_RDMA_READ_RESP_LAST;
+		else
+			t.opcode = VROCE_OP_RC_RDMA_READ_RESP_MIDDLE;
+		t.psn = psn;
+		t.paylen = n;
+		vroce_resp_queue(qp, &t, q, &p);
+		if (!p)
+			return;	/* the requester times out and asks again */
+		if (n)
+			vroce_mr_copy(mr, va + off, p, n, false);
+		off += n;
+		psn = vroce_psn_add(psn, 1);
+	} while (off < len);
+}
+
+/* Takes a receive WQE for the message starting now: 1, 0 (none) or -1. */
+static int vroce_resp_take(struct vroce_qp *qp)
+{
+	struct vroce_resp *resp = &qp->resp;
+	int got;
+
+	if (resp->have_wqe)
+		return 1;	/* UC: kept from a message that was dropped */
+	got = vroce_take_recv(qp, &resp->wqe, resp->sge);
+	if (got)
+		resp->have_wqe = true;
+	resp->sgl.n = 0;
+	return got;
+}
+
+static enum vroce_verdict vroce_resp_send(struct vroce_qp *qp,
+					  const struct vroce_pkt *pkt,
+					  const u8 *bth)
+{
+	struct vroce_resp *resp = &qp->resp;
+	u8 pos = pkt->op->pos;
+	int len;
+
+	if (pos == VROCE_POS_FIRST || pos == VROCE_POS_ONLY) {
+		switch (vroce_resp_take(qp)) {
+		case 0:
+			return VROCE_RESP_RNR;
+		case -1:
+			vroce_resp_recv_cqe(qp, IB_WC_LOC_LEN_ERR, IB_WC_RECV,
+					    0, NULL, NULL);
+			return VROCE_RESP_OP_ERR;
+		}
+		vroce_sgl_release(&resp->sgl);
+		len = vroce_sgl_prepare(qp, &resp->sgl, resp->sge,
+					resp->wqe.num_sge,
+					IB_ACCESS_LOCAL_WRITE);
+		if (len < 0) {
+			resp->sgl.n = 0;
+			vroce_resp_recv_cqe(qp, -len, IB_WC_RECV, 0, NULL,
+					    NULL);
+			return VROCE_RESP_OP_ERR;
+		}
+		resp->off = 0;
+	}
+	if (pkt->paylen > resp->sgl.len - resp->off) {
+		vroce_resp_recv_cqe(qp, IB_WC_LOC_LEN_ERR, IB_WC_RECV, 0,
+				    NULL, NULL);
+		return VROCE_RESP_INV_REQ;
+	}
+	vroce_sgl_write(&resp->sgl, resp->off, bth + pkt->hdr_len,
+			pkt->paylen);
+	resp->off += pkt->paylen;
+	if (pos == VROCE_POS_FIRST) {
+		resp->cur = VROCE_OPF_SEND;
+	} else if (pos == VROCE_POS_LAST || pos == VROCE_POS_ONLY) {
+		vroce_resp_recv_cqe(qp, IB_WC_SUCCESS, IB_WC_RECV, resp->off,
+				    pkt, bth);
+		resp->cur = 0;
+		resp->msn++;
+	}
+	return VROCE_RESP_OK;
+}
+
+static enum vroce_verdict vroce_resp_write(struct vroce_qp *qp,
+					   const struct vroce_pkt *pkt,
+					   const u8 *bth)
+{
+	struct vroce_resp *resp = &qp->resp;
+	bool imm = pkt->op->flags & VROCE_OPF_IMM;
+	u8 pos = pkt->op->pos;
+	struct vroce_reth reth;
+	int got;
+
+	if (pos == VROCE_POS_FIRST || pos == VROCE_POS_ONLY) {
+		vroce_reth_parse(&reth, vroce_pkt_hdr(pkt, bth, VROCE_HDR_RETH),
+				 VROCE_RETH_LEN);
+		if (resp->wmr)
+			vroce_mr_put(resp->wmr);
+		resp->wmr = NULL;
+		/* A zero-length WRITE names no memory: its R_Key is moot. */
+		if (reth.dma_len) {
+			resp->wmr = vroce_mr_get_remote(qp, reth.rkey, reth.va,
+							reth.dma_len,
+							IB_ACCESS_REMOTE_WRITE);
+			if (!resp->wmr)
+				return VROCE_RESP_ACCESS_ERR;
+		}
+		resp->wva = reth.va;
+		resp->wleft = reth.dma_len;
+		resp->wlen = reth.dma_len;
+	}
+	if (pkt->paylen > resp->wleft ||
+	    ((pos == VROCE_POS_LAST || pos == VROCE_POS_ONLY) &&
+	     pkt->paylen != resp->wleft))
+		return VROCE_RESP_INV_REQ;
+	/* With immediate data it needs a receive WQE before any byte moves. */
+	if (imm) {
+		got = vroce_resp_take(qp);
+		if (got == 0) {
+			if (pos == VROCE_POS_ONLY)
+				vroce_resp_abort(qp);
+			return VROCE_RESP_RNR;
+		}
+		if (got < 0) {
+			vroce_resp_recv_cqe(qp, IB_WC_LOC_LEN_ERR,
+					    IB_WC_RECV_RDMA_WITH_IMM, 0, NULL,
+					    NULL);
+			return VROCE_RESP_OP_ERR;
+		}
+	}
+	if (pkt->paylen)
+		vroce_mr_copy(resp->wmr, resp->wva, (void *)bth + pkt->hdr_len,
+			      pkt->paylen, true);
+	resp->wva += pkt->paylen;
+	resp->wleft -= pkt->paylen;
+	if (pos == VROCE_POS_FIRST)
+		resp->cur = VROCE_OPF_WRITE;
+	if (pos == VROCE_POS_LAST || pos == VROCE_POS_ONLY) {
+		vroce_resp_abort(qp);
+		resp->msn++;
+		if (imm)
+			vroce_resp_recv_cqe(qp, IB_WC_SUCCESS,
+					    IB_WC_RECV_RDMA_WITH_IMM,
+					    resp->wlen, pkt, bth);
+	}
+	return VROCE_RESP_OK;
+}
+
+static struct vroce_res *vroce_resp_new_res(struct vroce_resp *resp)
+{
+	return &resp->res[resp->res_head++ % VROCE_MAX_QP_RD_ATOM];
+}
+
+static enum vroce_verdict vroce_resp_read(struct vroce_qp *qp,
+					  const struct vroce_pkt *pkt,
+					  const u8 *bth, struct sk_buff_head *q)
+{
+	struct vroce_resp *resp = &qp->resp;
+	struct vroce_mr *mr = NULL;
+	struct vroce_reth reth;
+	struct vroce_res *res;
+	u32 npkts;
+
+	vroce_reth_parse(&reth, vroce_pkt_hdr(pkt, bth, VROCE_HDR_RETH),
+			 VROCE_RETH_LEN);
+	if (reth.dma_len > VROCE_MAX_MSG_SZ)
+		return VROCE_RESP_INV_REQ;
+	if (reth.dma_len) {
+		mr = vroce_mr_get_remote(qp, reth.rkey, reth.va, reth.dma_len,
+					 IB_ACCESS_REMOTE_READ);
+		if (!mr)
+			return VROCE_RESP_ACCESS_ERR;
+	}
+	npkts = max_t(u32, 1, DIV_ROUND_UP(reth.dma_len, resp->mtu));
+	res = vroce_resp_new_res(resp);
+	res->kind = VROCE_OPF_READ;
+	res->first_psn = pkt->bth.psn;
+	res->last_psn = vroce_psn_add(pkt->bth.psn, npkts - 1);
+	resp->msn++;
+	vroce_resp_read_reply(qp, mr, reth.va, reth.dma_len, pkt->bth.psn, q);
+	if (mr)
+		vroce_mr_put(mr);
+	/* The responses use the PSNs up to the last one. */
+	resp->epsn = vroce_psn_add(resp->epsn, npkts - 1);
+	return VROCE_RESP_OK;
+}
+
+static enum vroce_verdict vroce_resp_atomic(struct vroce_qp *qp,
+					    const struct vroce_pkt *pkt,
+					    const u8 *bth,
+					    struct sk_buff_head *q)
+{
+	struct vroce_resp *resp = &qp->resp;
+	struct vroce_atmeth a;
+	struct vroce_res *res;
+	struct vroce_mr *mr;
+	u64 orig;
+	int err;
+
+	vroce_atmeth_parse(&a, vroce_pkt_hdr(pkt, bth, VROCE_HDR_ATMETH),
+			   VROCE_ATMETH_LEN);
+	if (a.va & 7)
+		return VROCE_RESP_INV_REQ;
+	mr = vroce_mr_get_remote(qp, a.rkey, a.va, sizeof(u64),
+				 IB_ACCESS_REMOTE_ATOMIC);
+	if (!mr)
+		return VROCE_RESP_ACCESS_ERR;
+	err = vroce_mr_atomic(mr, a.va,
+			      pkt->bth.opcode == VROCE_OP_RC_CMP_SWAP,
+			      a.swap_add, a.compare, &orig);
+	vroce_mr_put(mr);
+	if (err)
+		return VROCE_RESP_INV_REQ;
+	res = vroce_resp_new_res(resp);
+	res->kind = VROCE_OPF_ATOMIC;
+	res->first_psn = pkt->bth.psn;
+	res->last_psn = pkt->bth.psn;
+	res->orig = orig;
+	resp->msn++;
+	vroce_resp_atomic_ack(qp, q, pkt->bth.psn, orig);
+	return VROCE_RESP_OK;
+}
+
+/* Middle and last packets continue a message; the rest start one. */
+static bool vroce_resp_seq_ok(struct vroce_resp *resp,
+			      const struct vroce_pkt *pkt)
+{
+	u8 pos = pkt->op->pos;
+	bool cont = pos == VROCE_POS_MIDDLE || pos == VROCE_POS_LAST;
+
+	if (resp->cur)
+		return cont && vroce_kind(pkt) == resp->cur;
+	return !cont;
+}
+
+static bool vroce_resp_access_ok(struct vroce_qp *qp,
+				 const struct vroce_pkt *pkt)
+{
+	int flags = qp->attrs.access_flags;
+
+	switch (vroce_kind(pkt)) {
+	case VROCE_OPF_WRITE:
+		return flags & IB_ACCESS_REMOTE_WRITE;
+	case VROCE_OPF_READ:
+		return flags & IB_ACCESS_REMOTE_READ;
+	case VROCE_OPF_ATOMIC:
+		return flags & IB_ACCESS_REMOTE_ATOMIC;
+	default:
+		return true;
+	}
+}
+
+/* First and middle packets are full; a last one is not empty. */
+static bool vroce_resp_len_ok(struct vroce_resp *resp,
+			      const struct vroce_pkt *pkt)
+{
+	switch (pkt->op->pos) {
+	case VROCE_POS_FIRST:
+	case VROCE_POS_MIDDLE:
+		return pkt->paylen == resp->mtu;
+	case VROCE_POS_LAST:
+		return pkt->paylen && pkt->paylen <= resp->mtu;
+	default:
+		return pkt->paylen <= resp->mtu;
+	}
+}
+
+/* The request with the expected PSN: checks, then executes it. */
+static enum vroce_verdict vroce_resp_execute(struct vroce_qp *qp,
+					     const struct vroce_pkt *pkt,
+					     const u8 *bth,
+					     struct sk_buff_head *q)
+{
+	struct vroce_resp *resp = &qp->resp;
+	enum vroce_verdict v;
+
+	if (!vroce_resp_seq_ok(resp, pkt) || !vroce_resp_access_ok(qp, pkt))
+		return VROCE_RESP_INV_REQ;
+	switch (vroce_kind(pkt)) {
+	case VROCE_OPF_SEND:
+		if (!vroce_resp_len_ok(resp, pkt))
+			return VROCE_RESP_INV_REQ;
+		v = vroce_resp_send(qp, pkt, bth);
+		break;
+	case VROCE_OPF_WRITE:
+		if (!vroce_resp_len_ok(resp, pkt))
+			return VROCE_RESP_INV_REQ;
+		v = vroce_resp_write(qp, pkt, bth);
+		break;
+	case VROCE_OPF_READ:
+		v = vroce_resp_read(qp, pkt, bth, q);
+		break;
+	case VROCE_OPF_ATOMIC:
+		v = vroce_resp_atomic(qp, pkt, bth, q);
+		break;
+	default:
+		return VROCE_RESP_DROP;
+	}
+	if (v == VROCE_RESP_OK)
+		resp->epsn = vroce_psn_add(resp->epsn, 1);
+	return v;
+}
+
+/* A request with a PSN before the expected one: answer it again. */
+static void vroce_resp_duplicate(struct vroce_qp *qp,
+				 const struct vroce_pkt *pkt, const u8 *bth,
+				 struct sk_buff_head *q)
+{
+	struct vroce_resp *resp = &qp->resp;
+	u32 psn = pkt->bth.psn;
+	struct vroce_reth reth;
+	struct vroce_mr *mr = NULL;
+	struct vroce_res *res = NULL;
+	u32 i;
+
+	vroce_count(to_vdev(qp->ibqp.device), VROCE_CNT_DUP_REQUESTS, 1);
+	for (i = 0; i < VROCE_MAX_QP_RD_ATOM; i++) {
+		if (resp->res[i].kind == vroce_kind(pkt) &&
+		    vroce_psn_in_window(psn, resp->res[i].first_psn,
+					vroce_psn_diff(resp->res[i].last_psn,
+						       resp->res[i].first_psn) +
+					1))
+			res = &resp->res[i];
+	}
+	switch (vroce_kind(pkt)) {
+	case VROCE_OPF_READ:
+		/* A READ resent from the middle names what is still missing. */
+		vroce_reth_parse(&reth, vroce_pkt_hdr(pkt, bth, VROCE_HDR_RETH),
+				 VROCE_RETH_LEN);
+		if (!res || reth.dma_len > VROCE_MAX_MSG_SZ)
+			return;
+		if (reth.dma_len) {
+			mr = vroce_mr_get_remote(qp, reth.rkey, reth.va,
+						 reth.dma_len,
+						 IB_ACCESS_REMOTE_READ);
+			if (!mr)
+				return;
+		}
+		vroce_resp_read_reply(qp, mr, reth.va, reth.dma_len, psn, q);
+		if (mr)
+			vroce_mr_put(mr);
+		break;
+	case VROCE_OPF_ATOMIC:
+		if (res && res->first_psn == psn)
+			vroce_resp_atomic_ack(qp, q, psn, res->orig);
+		break;
+	default:
+		if (pkt->bth.ackreq)
+			vroce_resp_ack(qp, q, vroce_aeth_syn_ack(VROCE_AETH_CREDIT_INVALID),
+				       vroce_psn_add(resp->epsn, -1));
+		break;
+	}
+}
+
+/* A fatal error of a request: NAK it, and the QP goes to ERR. */
+static void vroce_resp_error(struct vroce_qp *qp, enum vroce_verdict v,
+			     u32 psn, struct sk_buff_head *q)
+{
+	unsigned int code = VROCE_NAK_REMOTE_OP_ERR;
+	int event = IB_EVENT_QP_FATAL;
+
+	if (v == VROCE_RESP_INV_REQ) {
+		code = VROCE_NAK_INVALID_REQ;
+		event = IB_EVENT_QP_REQ_ERR;
+	} else if (v == VROCE_RESP_ACCESS_ERR) {
+		code = VROCE_NAK_REMOTE_ACCESS_ERR;
+		event = IB_EVENT_QP_ACCESS_ERR;
+	}
+	vroce_resp_ack(qp, q, vroce_aeth_syn_nak(code), psn);
+	qp->resp.failed = true;
+	vroce_qp_error(qp, event);
+}
+
+static void vroce_resp_rc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
+			  const u8 *bth, struct sk_buff_head *q)
+{
+	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
+	struct vroce_resp *resp = &qp->resp;
+	s32 d = vroce_psn_diff(pkt->bth.psn, resp->epsn);
+	enum vroce_verdict v;
+
+	if (d > 0) {
+		/* A gap: one NAK until the expected PSN comes. */
+		if (!resp->nak_sent) {
+			resp->nak_sent = true;
+			vroce_count(vdev, VROCE_CNT_SEQ_NAK_SENT, 1);
+			vroce_resp_ack(qp, q,
+				       vroce_aeth_syn_nak(VROCE_NAK_PSN_SEQ_ERR),
+				       resp->epsn);
+		}
+		return;
+	}
+	if (d < 0) {
+		vroce_resp_duplicate(qp, pkt, bth, q);
+		return;
+	}
+	resp->nak_sent = false;
+	v = vroce_resp_execute(qp, pkt, bth, q);
+	switch (v) {
+	case VROCE_RESP_OK:
+		if (pkt->bth.ackreq &&
+		    (vroce_kind(pkt) & (VROCE_OPF_SEND | VROCE_OPF_WRITE)))
+			vroce_resp_ack(qp, q,
+				       vroce_aeth_syn_ack(VROCE_AETH_CREDIT_INVALID),
+				       pkt->bth.psn);
+		break;
+	case VROCE_RESP_RNR:
+		vroce_count(vdev, VROCE_CNT_RNR_NAK_SENT, 1);
+		vroce_resp_ack(qp, q,
+			       vroce_aeth_syn_rnr_nak(qp->attrs.min_rnr_timer),
+			       pkt->bth.psn);
+		break;
+	case VROCE_RESP_DROP:
+		break;
+	default:
+		vroce_resp_error(qp, v, pkt->bth.psn, q);
+		break;
+	}
+}
+
+/* UC: no answers; a gap or an error drops the message in progress. */
+static void vroce_resp_uc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
+			  const u8 *bth, struct sk_buff_head *q)
+{
+	struct vroce_resp *resp = &qp->resp;
+	u8 pos = pkt->op->pos;
+
+	if (pkt->bth.psn != resp->epsn || !vroce_resp_seq_ok(resp, pkt)) {
+		vroce_resp_abort(qp);
+		resp->epsn = vroce_psn_add(pkt->bth.psn, 1);
+		if (pos != VROCE_POS_FIRST && pos != VROCE_POS_ONLY)
+			return;
+		resp->epsn = pkt->bth.psn;
+	}
+	if (vroce_resp_execute(qp, pkt, bth, q) != VROCE_RESP_OK) {
+		vroce_resp_abort(qp);
+		resp->epsn = vroce_psn_add(pkt->bth.psn, 1);
+	}
+}
+
+/* A request packet for @qp, an RC or UC QP (ICRC and headers checked). */
+void vroce_resp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
+		   const u8 *bth)
+{
+	int state = READ_ONCE(qp->attrs.state);
+	struct sk_buff_head q;
+
+	if (state < IB_QPS_RTR || state == IB_QPS_ERR)
+		return;
+	__skb_queue_head_init(&q);
+	spin_lock_bh(&qp->resp.lock);
+	if (!qp->resp.failed) {
+		if (qp->ibqp.qp_type == IB_QPT_RC)
+			vroce_resp_rc(qp, pkt, bth, &q);
+		else
+			vroce_resp_uc(qp, pkt, bth, &q);
+	}
+	spin_unlock_bh(&qp->resp.lock);
+	vroce_qp_xmit_queue(qp, &q);
+}

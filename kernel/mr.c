@@ -142,10 +142,17 @@ int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	struct vroce_dev *vdev = to_vdev(ibmr->device);
 	struct vroce_mr *mr = to_vmr(ibmr);
 
-	/* ibv_dereg_mr(3): not while a memory window is bound to it. */
-	if (atomic_read(&mr->bound_mws))
+	/*
+	 * ibv_dereg_mr(3): not while a memory window is bound to it. Binds
+	 * happen under the key table's lock: check and erase under it too.
+	 */
+	xa_lock_bh(&vdev->keys);
+	if (atomic_read(&mr->bound_mws)) {
+		xa_unlock_bh(&vdev->keys);
 		return -EBUSY;
-	vroce_key_free(vdev, ibmr->lkey);
+	}
+	__xa_erase(&vdev->keys, vroce_key_index(ibmr->lkey));
+	xa_unlock_bh(&vdev->keys);
 	/* No new lookup finds it now; wait for those in flight. */
 	vroce_mr_put(mr);
 	wait_for_completion(&mr->released);

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Memory windows, type 1 and type 2: allocation and deallocation, with
- * keys from the space MRs use. Binding is a work request of the data
- * path; an unbound window grants nothing.
+ * keys from the space MRs use. Binding is a BIND_MW work request (for
+ * both types; the provider turns ibv_bind_mw() into one), carried out by
+ * the requester in SQ order; SEND with Invalidate and LOCAL_INV unbind a
+ * type 2 window. An unbound window grants nothing. Binding state changes
+ * under the lock of the key table, which remote lookups hold too, so an
+ * R_Key check never sees half a binding.
  *
  * Copyright (c) 2026 the vroce developers
  */
 #include "vroce.h"
+#include "core/roce.h"
 
 int vroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
@@ -37,9 +42,101 @@ int vroce_dealloc_mw(struct ib_mw *ibmw)
 	struct vroce_dev *vdev = to_vdev(ibmw->device);
 	struct vroce_mw *mw = to_vmw(ibmw);
 
+	xa_lock_bh(&vdev->keys);
 	if (mw->mr)
 		atomic_dec(&mw->mr->bound_mws);
-	vroce_key_free(vdev, ibmw->rkey);
+	mw->mr = NULL;
+	__xa_erase(&vdev->keys, vroce_key_index(ibmw->rkey));
+	xa_unlock_bh(&vdev->keys);
 	atomic_dec(&vdev->n_mw);
 	return 0;
+}
+
+/* The object with the index of @key and tag @tag; under the xarray lock. */
+static void *vroce_key_obj(struct vroce_dev *vdev, u32 key, int tag)
+{
+	void *entry = xa_load(&vdev->keys, vroce_key_index(key));
+
+	return xa_pointer_tag(entry) == tag ? xa_untag_pointer(entry) : NULL;
+}
+
+/* Checks a bind of @mw over @mr; an IB_WC status. */
+static u8 vroce_mw_bind_check(struct vroce_qp *qp, struct vroce_mw *mw,
+			      struct vroce_mr *mr,
+			      const struct vroce_send_wqe *w)
+{
+	const int remote = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
+			   IB_ACCESS_REMOTE_ATOMIC;
+	u32 access = w->u.bind.access;
+
+	if (!mw || mw->ibmw.pd != qp->ibqp.pd)
+		return IB_WC_MW_BIND_ERR;
+	/* A type 2 window is invalidated before it is bound again. */
+	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->mr)
+		return IB_WC_MW_BIND_ERR;
+	if (access & ~remote)
+		return IB_WC_MW_BIND_ERR;
+	if (!w->u.bind.length)
+		return IB_WC_SUCCESS;
+	if (!mr || mr->ibmr.lkey != w->u.bind.mr_lkey ||
+	    mr->ibmr.pd != qp->ibqp.pd || mr->dma ||
+	    !(mr->access & IB_ACCESS_MW_BIND) ||
+	    !vroce_range_ok(mr->iova, mr->length, w->u.bind.addr,
+			    w->u.bind.length))
+		return IB_WC_MW_BIND_ERR;
+	/* Remote writes and atomics need a locally writable MR. */
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(mr->access & IB_ACCESS_LOCAL_WRITE))
+		return IB_WC_MW_BIND_ERR;
+	return IB_WC_SUCCESS;
+}
+
+/* A BIND_MW WQE (checked copy): binds the MW its new R_Key names. */
+u8 vroce_mw_bind(struct vroce_qp *qp, const struct vroce_send_wqe *w)
+{
+	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
+	struct vroce_mw *mw;
+	struct vroce_mr *mr;
+	u8 status;
+
+	xa_lock_bh(&vdev->keys);
+	mw = vroce_key_obj(vdev, w->u.bind.new_rkey, VROCE_KEY_MW);
+	mr = vroce_key_obj(vdev, w->u.bind.mr_lkey, VROCE_KEY_MR);
+	status = vroce_mw_bind_check(qp, mw, mr, w);
+	if (status == IB_WC_SUCCESS) {
+		if (mw->mr)
+			atomic_dec(&mw->mr->bound_mws);
+		mw->mr = w->u.bind.length ? mr : NULL;
+		if (mw->mr)
+			atomic_inc(&mr->bound_mws);
+		mw->addr = w->u.bind.addr;
+		mw->length = w->u.bind.length;
+		mw->access = w->u.bind.access;
+		mw->qpn = qp->ibqp.qp_num;
+		mw->ibmw.rkey = w->u.bind.new_rkey;
+	}
+	xa_unlock_bh(&vdev->keys);
+	return status;
+}
+
+/*
+ * Invalidates @rkey for SEND with Invalidate or LOCAL_INV: only a bound
+ * type 2 window of the QP's PD can be; 0 or -EINVAL.
+ */
+int vroce_key_invalidate(struct vroce_qp *qp, u32 rkey)
+{
+	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
+	struct vroce_mw *mw;
+	int err = -EINVAL;
+
+	xa_lock_bh(&vdev->keys);
+	mw = vroce_key_obj(vdev, rkey, VROCE_KEY_MW);
+	if (mw && mw->ibmw.rkey == rkey && mw->ibmw.pd == qp->ibqp.pd &&
+	    mw->ibmw.type == IB_MW_TYPE_2 && mw->mr) {
+		atomic_dec(&mw->mr->bound_mws);
+		mw->mr = NULL;
+		err = 0;
+	}
+	xa_unlock_bh(&vdev->keys);
+	return err;
 }

@@ -50,9 +50,17 @@ static bool vroce_wr_is_write(u8 opcode)
 	       opcode == IB_UVERBS_WR_RDMA_WRITE_WITH_IMM;
 }
 
+static bool vroce_wr_is_local(u8 opcode)
+{
+	return opcode == IB_UVERBS_WR_BIND_MW ||
+	       opcode == IB_UVERBS_WR_LOCAL_INV;
+}
+
 static bool vroce_req_op_ok(struct vroce_qp *qp, u8 opcode)
 {
 	switch (opcode) {
+	case IB_UVERBS_WR_BIND_MW:
+	case IB_UVERBS_WR_LOCAL_INV:
 	case IB_UVERBS_WR_SEND:
 	case IB_UVERBS_WR_SEND_WITH_IMM:
 	case IB_UVERBS_WR_RDMA_WRITE:
@@ -260,6 +268,8 @@ static void vroce_req_check(struct vroce_qp *qp, struct vroce_swqe *sw,
 		sw->status = IB_WC_LOC_QP_OP_ERR;
 		return;
 	}
+	if (vroce_wr_is_local(w->opcode))
+		return;		/* no data: the WQE's own fields say it all */
 	if (w->flags & VROCE_WQE_INLINE) {
 		if (vroce_wr_is_rd_atomic(w->opcode) ||
 		    w->inline_len > qp->cap.max_inline_data)
@@ -453,6 +463,32 @@ static bool vroce_req_may_send(struct vroce_qp *qp, struct vroce_swqe *sw,
 	return true;
 }
 
+/*
+ * A local operation (BIND_MW, LOCAL_INV) runs when everything before it
+ * has completed, and completes at once.
+ */
+static int vroce_req_local(struct vroce_qp *qp, const struct vroce_send_wqe *w)
+{
+	struct vroce_req *req = &qp->req;
+	u8 status = IB_WC_SUCCESS;
+
+	if (req->tail != req->next) {
+		req->blocked = true;
+		return VROCE_TX_WAIT;
+	}
+	if (w->opcode == IB_UVERBS_WR_BIND_MW)
+		status = vroce_mw_bind(qp, w);
+	else if (vroce_key_invalidate(qp, w->imm_data))
+		status = IB_WC_LOC_PROT_ERR;
+	req->next++;
+	if (status != IB_WC_SUCCESS) {
+		vroce_req_fail(qp, status);
+		return VROCE_TX_STOP;
+	}
+	vroce_req_complete(qp, IB_WC_SUCCESS);
+	return VROCE_TX_SENT;
+}
+
 /* Caller holds the lock. Builds the next packet, or says why there is none. */
 static struct sk_buff *vroce_req_packet(struct vroce_qp *qp, int *res)
 {
@@ -489,6 +525,10 @@ static struct sk_buff *vroce_req_packet(struct vroce_qp *qp, int *res)
 		}
 		vroce_req_fail(qp, sw->status);
 		*res = VROCE_TX_STOP;
+		return NULL;
+	}
+	if (vroce_wr_is_local(w->opcode)) {
+		*res = vroce_req_local(qp, w);
 		return NULL;
 	}
 	if (!vroce_req_may_send(qp, sw, w)) {

@@ -218,6 +218,8 @@ static enum vroce_verdict vroce_resp_send(struct vroce_qp *qp,
 {
 	struct vroce_resp *resp = &qp->resp;
 	u8 pos = pkt->op->pos;
+	const u8 *ieth;
+	u32 rkey;
 	int len;
 
 	if (pos == VROCE_POS_FIRST || pos == VROCE_POS_ONLY) {
@@ -252,6 +254,16 @@ static enum vroce_verdict vroce_resp_send(struct vroce_qp *qp,
 	if (pos == VROCE_POS_FIRST) {
 		resp->cur = VROCE_OPF_SEND;
 	} else if (pos == VROCE_POS_LAST || pos == VROCE_POS_ONLY) {
+		/* SEND with Invalidate: only a bound type 2 MW can be. */
+		ieth = vroce_pkt_hdr(pkt, bth, VROCE_HDR_IETH);
+		if (ieth) {
+			vroce_ieth_parse(&rkey, ieth, VROCE_IETH_LEN);
+			if (vroce_key_invalidate(qp, rkey)) {
+				vroce_resp_recv_cqe(qp, IB_WC_LOC_PROT_ERR,
+						    IB_WC_RECV, 0, NULL, NULL);
+				return VROCE_RESP_INV_REQ;
+			}
+		}
 		vroce_resp_recv_cqe(qp, IB_WC_SUCCESS, IB_WC_RECV, resp->off,
 				    pkt, bth);
 		resp->cur = 0;

@@ -36,23 +36,50 @@ void vroce_mr_put(struct vroce_mr *mr)
 		complete(&mr->released);
 }
 
+/* Whether MR or MW @obj (tag @tag) grants remote @access to the range. */
+static struct vroce_mr *vroce_remote_ok(struct vroce_qp *qp, void *obj,
+					int tag, u32 rkey, u64 va, u64 len,
+					int access)
+{
+	struct vroce_mr *mr = obj;
+	struct vroce_mw *mw = obj;
+
+	if (tag == VROCE_KEY_MR) {
+		if (mr->ibmr.rkey != rkey || mr->ibmr.pd != qp->ibqp.pd ||
+		    mr->dma || (mr->access & access) != access ||
+		    !vroce_range_ok(mr->iova, mr->length, va, len))
+			return NULL;
+		return mr;
+	}
+	/* A type 2 window serves the QP it was bound on only. */
+	if (tag != VROCE_KEY_MW || !mw->mr || mw->ibmw.rkey != rkey ||
+	    mw->ibmw.pd != qp->ibqp.pd ||
+	    (mw->ibmw.type == IB_MW_TYPE_2 && mw->qpn != qp->ibqp.qp_num) ||
+	    (mw->access & access) != access ||
+	    !vroce_range_ok(mw->addr, mw->length, va, len))
+		return NULL;
+	return mw->mr;
+}
+
 /*
- * The MR that R_Key @rkey names, if it grants @access to [@va, @va + @len)
- * to QPs of @qp's PD; with a reference. DMA MRs are never remote targets.
+ * The MR that R_Key @rkey (of an MR or a bound MW) lets @qp reach for
+ * @access to [@va, @va + @len), with a reference; NULL if it does not.
  */
 struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 va,
 				     u64 len, int access)
 {
+	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vroce_mr *mr;
+	void *entry;
 
-	mr = vroce_mr_get(to_vdev(qp->ibqp.device), rkey, qp->ibqp.pd);
-	if (!mr)
-		return NULL;
-	if (mr->dma || (mr->access & access) != access ||
-	    !vroce_range_ok(mr->iova, mr->length, va, len)) {
-		vroce_mr_put(mr);
-		return NULL;
-	}
+	xa_lock_bh(&vdev->keys);
+	entry = xa_load(&vdev->keys, vroce_key_index(rkey));
+	mr = entry ? vroce_remote_ok(qp, xa_untag_pointer(entry),
+				     xa_pointer_tag(entry), rkey, va, len,
+				     access) : NULL;
+	if (mr)
+		refcount_inc(&mr->ref);
+	xa_unlock_bh(&vdev->keys);
 	return mr;
 }
 

@@ -153,9 +153,14 @@ struct vroce_mr {
 #define VROCE_KEY_MR	1
 #define VROCE_KEY_MW	2
 
+/* Binding state is under the keys xarray's lock, like the lookups. */
 struct vroce_mw {
 	struct ib_mw ibmw;
 	struct vroce_mr *mr;		/* bound to, or NULL */
+	u64 addr;			/* the window: [addr, addr + length) */
+	u64 length;
+	int access;			/* remote access it grants */
+	u32 qpn;			/* type 2: the QP it was bound on */
 };
 
 struct vroce_ah {
@@ -332,6 +337,8 @@ struct ib_mr *vroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 /* mw.c: memory windows */
 int vroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int vroce_dealloc_mw(struct ib_mw *ibmw);
+u8 vroce_mw_bind(struct vroce_qp *qp, const struct vroce_send_wqe *w);
+int vroce_key_invalidate(struct vroce_qp *qp, u32 rkey);
 
 /* ah.c: address handles */
 int vroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,

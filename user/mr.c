@@ -12,6 +12,7 @@
  * is bound to (EBUSY).
  */
 #include <errno.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "vroce.h"
@@ -119,17 +120,30 @@ int vroce_dealloc_mw(struct ibv_mw *mw)
 }
 
 /*
- * Binding a type 1 window is a BIND_MW work request on the send queue,
- * which the kernel's data path does not execute yet: refuse it here
- * rather than post a WQE that can only complete in error.
+ * Binding a type 1 window (ibv_bind_mw(3)) is a BIND_MW work request on
+ * the send queue with the window's next rkey, like a type 2 bind; the
+ * window takes that rkey once the request is posted.
  */
 int vroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 		  struct ibv_mw_bind *bind)
 {
-	(void)ibqp;
-	(void)mw;
-	(void)bind;
+	struct ibv_send_wr wr, *bad;
+	int ret;
 
-	errno = EOPNOTSUPP;
-	return EOPNOTSUPP;
+	if (mw->type != IBV_MW_TYPE_1 || mw->pd != ibqp->pd) {
+		errno = EINVAL;
+		return EINVAL;
+	}
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = bind->wr_id;
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.send_flags = bind->send_flags;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = bind->bind_info;
+	ret = vroce_post_send(ibqp, &wr, &bad);
+	if (ret)
+		return ret;
+	mw->rkey = wr.bind_mw.rkey;
+	return 0;
 }

@@ -1,0 +1,128 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Copyright (c) the vroce developers
+#
+# The stock RC tools within one VM: server and client on the same RDMA
+# device, the client going to the VM's own eth0 address, so the traffic
+# loops back inside the device's stack. ibv_rc_pingpong (polling, -e,
+# 1 MiB), perftest (ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw with
+# both atomics, ib_write_lat) and rping -V and ucmatose over rdma_cm; over
+# the IPv4 GID, then the IPv6 GID. One TAP line per run: server and client
+# both exited 0 and their output looks right.
+#
+# The device comes from the environment:
+#   VROCE_TOOLS_DEV=rxe|vroce   (default rxe)
+# "rxe" is rdma_rxe (rxe0 on eth0), "vroce" the repo's module (vroce0 on
+# eth0). As committed this is the self-test of the script with rdma_rxe,
+# so vroce is not installed (install=0). To run vroce, change the directive
+# below to "# vm: install=1" (the VM then installs and loads vroce; this
+# script adds the link) and run, e.g.:
+#   scripts/vm --env VROCE_TOOLS_DEV=vroce tests/vm/84-rc-loopback.sh
+#
+# vm: install=0
+# vm: timeout=400
+
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/_vroce.sh"
+. "$(dirname "$0")/_tools.sh"
+
+kind=${VROCE_TOOLS_DEV:-rxe}
+case $kind in
+rxe | vroce) ;;
+*) tap_bail "VROCE_TOOLS_DEV=$kind: want rxe or vroce" ;;
+esac
+
+tools_dev "$kind" || tap_bail "cannot set up $kind on eth0"
+tap_ok "$dev ($kind) on eth0, rdma_ucm loaded"
+vm_wait_port_active "$dev" 30 || tap_bail "$dev port not active"
+tap_ok "$dev port active"
+wait_for 10 vm_gid_index "$dev" "$VROCE_SELF_IP4"
+gid4=$(vm_gid_index "$dev" "$VROCE_SELF_IP4") ||
+	tap_bail "no RoCE v2 GID of $VROCE_SELF_IP4"
+tap_ok "RoCE v2 GID of $VROCE_SELF_IP4: index $gid4"
+wait_for 15 vm_gid_index "$dev" "$VROCE_SELF_IP6"
+gid6=$(vm_gid_index "$dev" "$VROCE_SELF_IP6") ||
+	tap_bail "no RoCE v2 GID of $VROCE_SELF_IP6"
+tap_ok "RoCE v2 GID of $VROCE_SELF_IP6: index $gid6"
+
+n=0
+t_start=$SECONDS
+
+# run FAMILY TYPE [ARGS...]: server and client of one tool on $dev, over
+# the GID of FAMILY (4 or 6).
+run() {
+	local fam=$1 type=$2 gid=$gid4 ip=$VROCE_SELF_IP4 desc
+	local slog clog pid up=0 rc src t0 problems=
+	shift 2
+	n=$((n + 1))
+	if [ "$fam" = 6 ]; then
+		gid=$gid6
+		ip=$VROCE_SELF_IP6
+	fi
+	case $type in
+	pp) desc="ibv_rc_pingpong $*" ;;
+	perftest) desc="$*" ;;
+	rping) desc="rping -V -C 10 $*" ;;
+	*) desc="$type $*" ;;
+	esac
+	desc="IPv$fam ${desc% }"
+	tool_setup "$type" "$gid" $((19000 + n)) "$VROCE_SELF_IP4" "$ip" "$ip" "$@"
+	slog=/tmp/tools.$n.srv
+	clog=/tmp/tools.$n.cli
+	t0=$SECONDS
+	timeout -k 5 150 "${srv[@]}" >"$slog" 2>&1 &
+	pid=$!
+	if tool_wait_listen "$pid"; then
+		run_timeout 120 "${cli[@]}" >"$clog" 2>&1
+		rc=$?
+	else
+		up=1
+		rc=1
+	fi
+	# A server that outlives its client by 30 s (5 s if the client
+	# failed) is stopped.
+	if [ $rc -eq 0 ]; then
+		tool_reap "$pid" 30
+	else
+		tool_reap "$pid" 5
+	fi
+	src=$?
+	if [ $rc -eq 0 ] && [ $src -eq 0 ]; then
+		problems=$(tool_check server "$slog"; tool_check client "$clog")
+		if [ -z "$problems" ]; then
+			tap_ok "$desc ($((SECONDS - t0)) s)"
+			return
+		fi
+	fi
+	tap_fail "$desc ($((SECONDS - t0)) s)"
+	[ $src -eq 124 ] && tap_diag "the server timed out"
+	[ -n "$problems" ] && printf '%s\n' "$problems" | sed 's/^/# /'
+	tap_diag "server: ${srv[*]} (status $src)"
+	tool_log "$slog"
+	if [ $up -eq 0 ]; then
+		tap_diag "client: ${cli[*]} (status $rc)"
+		tool_log "$clog"
+	else
+		tap_diag "it never listened on port $tool_port: no client run"
+	fi
+	tool_keep "$slog" "$clog"
+}
+
+for fam in 4 6; do
+	t0=$SECONDS
+	run "$fam" pp -s 4096 -n 20
+	run "$fam" pp -e -s 4096 -n 20
+	run "$fam" pp -s 1048576 -n 5
+	run "$fam" perftest ib_write_bw -s 65536 -n 200 --report_gbits
+	run "$fam" perftest ib_read_bw -s 65536 -n 200 --report_gbits
+	run "$fam" perftest ib_send_bw -s 65536 -n 200 --report_gbits
+	run "$fam" perftest ib_atomic_bw -A FETCH_AND_ADD -n 200 --report_gbits
+	run "$fam" perftest ib_atomic_bw -A CMP_AND_SWAP -n 200 --report_gbits
+	run "$fam" perftest ib_write_lat -s 2 -n 200
+	run "$fam" rping
+	run "$fam" ucmatose
+	tap_diag "IPv$fam: $((SECONDS - t0)) s"
+done
+tap_diag "$n runs in $((SECONDS - t_start)) s"
+tap_done

@@ -1,0 +1,191 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Copyright (c) the vroce developers
+#
+# Stock RDMA tools (rdma-core's ibv_rc_pingpong, rping and ucmatose;
+# perftest) for VM tests, on top of lib.sh and _vroce.sh (source those
+# first). Used by 83-rc-tools.sh (two VMs) and 84-rc-loopback.sh (one VM).
+#
+#   tools_dev KIND         modprobe rdma_ucm and create the RDMA device of
+#                          KIND (rxe: rxe0, vroce: vroce0) on eth0; sets $dev
+#   tool_setup TYPE GID PORT SRV_IP4 SRV_IP PEER_IP [ARGS...]
+#                          describe one run of a tool on $dev (below)
+#   tool_wait_listen PID   wait until the server just started listens
+#   tool_check SIDE FILE   the output of a run that exited 0 looks right
+#   tool_reap PID S        wait for a server, stopping it after S seconds
+#   tool_log FILE [N]      the last N (12) lines of a log as TAP diagnostics
+#   tool_keep FILE...      copy logs to the results directory ($VROCE_OUT)
+#
+# tool_setup TYPE is one of
+#   pp        ibv_rc_pingpong, ARGS are its options (-s, -n, -e)
+#   perftest  ARGS are a perftest program and its options
+#   rping     rping -V -C 10 (ARGS are added)
+#   ucmatose  ucmatose, one connection, 10 messages (ARGS are added)
+# GID is the local GID index, PORT the port (TCP or rdma_cm) of this run,
+# SRV_IP4 the server's IPv4 address, SRV_IP its address of the family
+# under test, PEER_IP the address the other end's GID is made from. It
+# sets srv and cli (the server's and client's command lines), tool_type,
+# tool_port, tool_listen (tcp or cm) and tool_peer_gid (the other end's
+# GID as the tool prints it).
+#
+# ibv_rc_pingpong and perftest exchange their QP data over a TCP side
+# channel that ibv_rc_pingpong's server opens on IPv4 only (getaddrinfo
+# gives 0.0.0.0 first), so both always connect it over IPv4; which GID the
+# RDMA traffic uses is their -g / -x. rping and ucmatose use rdma_cm, which
+# picks the GID from the address, so they get the address under test.
+
+# shellcheck shell=bash
+
+tools_dev() {
+	case $1 in
+	rxe) dev=rxe0 ;;
+	vroce) dev=vroce0 ;;
+	*) return 2 ;;
+	esac
+	modprobe rdma_ucm || return 1
+	if [ "$1" = rxe ]; then
+		modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0
+	else
+		modprobe vroce && rdma link add vroce0 type vroce netdev eth0
+	fi || return 1
+	vm_ib_nodes
+}
+
+# The GID of an IPv4 or IPv6 address as ibv_rc_pingpong prints it
+# (inet_ntop), and as perftest does (16 bytes in decimal, %02d).
+pp_gid() {
+	case $1 in
+	*:*) echo "$1" ;;
+	*) echo "::ffff:$1" ;;
+	esac
+}
+
+perftest_gid() {
+	local hex g out=
+	local -a groups
+	hex=$(vm_gid_hex "$1") || return 1
+	IFS=: read -ra groups <<<"$hex"
+	for g in "${groups[@]}"; do
+		printf -v out '%s:%02d:%02d' "$out" "$((16#${g:0:2}))" "$((16#${g:2:2}))"
+	done
+	echo "${out#:}"
+}
+
+# shellcheck disable=SC2034 # srv, cli and tool_* are the caller's
+tool_setup() {
+	local gid=$2 port=$3 sip4=$4 sip=$5 peer=$6
+	tool_type=$1
+	tool_port=$port
+	shift 6
+	case $tool_type in
+	pp)
+		srv=(ibv_rc_pingpong -d "$dev" -g "$gid" -p "$port" -m 1024 "$@")
+		cli=("${srv[@]}" "$sip4")
+		tool_listen=tcp
+		tool_peer_gid=$(pp_gid "$peer")
+		;;
+	perftest)
+		srv=("$1" -d "$dev" -x "$gid" -p "$port" -F "${@:2}")
+		cli=("${srv[@]}" "$sip4")
+		tool_listen=tcp
+		tool_peer_gid=$(perftest_gid "$peer")
+		;;
+	rping)
+		srv=(rping -s -a "$sip" -p "$port" -V -C 10 "$@")
+		cli=(rping -c -a "$sip" -p "$port" -V -C 10 "$@")
+		tool_listen=cm
+		tool_peer_gid=
+		;;
+	ucmatose)
+		srv=(ucmatose -b "$sip" -p "$port" "$@")
+		cli=(ucmatose -s "$sip" -p "$port" "$@")
+		tool_listen=cm
+		tool_peer_gid=
+		;;
+	*) return 1 ;;
+	esac
+}
+
+# A TCP socket in state LISTEN on port $1 (/proc/net/tcp{,6}, no forks).
+tcp_listening() {
+	local want f _sl laddr _raddr st _rest
+	printf -v want ':%04X' "$1"
+	for f in /proc/net/tcp /proc/net/tcp6; do
+		while read -r _sl laddr _raddr st _rest; do
+			[ "$st" = 0A ] && [ "${laddr: -5}" = "$want" ] && return 0
+		done <"$f"
+	done
+	return 1
+}
+
+# An rdma_cm ID listening on port $1 ("rdma resource show cm_id" prints
+# "... state LISTEN ... src-addr ADDR:PORT ...", one line per ID).
+cm_listening() {
+	rdma resource show cm_id 2>/dev/null |
+		grep -qE "state LISTEN .*src-addr [^ ]*:$1 "
+}
+
+# tool_wait_listen PID: succeeds once the server PID listens on $tool_port;
+# fails if it exits first or takes over 20 s.
+tool_wait_listen() {
+	local end=$((SECONDS + 20))
+	while :; do
+		if [ "$tool_listen" = tcp ]; then
+			tcp_listening "$tool_port" && return 0
+		else
+			cm_listening "$tool_port" && return 0
+		fi
+		kill -0 "$1" 2>/dev/null || return 1
+		[ "$SECONDS" -ge "$end" ] && return 1
+		_vm_sleep
+	done
+}
+
+# perftest's result: a line of numbers after the "#bytes" header.
+perftest_result() {
+	awk 'f && $1 ~ /^[0-9]+$/ && NF >= 4 { ok = 1; exit }
+		/#bytes/ { f = 1 }
+		END { exit !ok }' "$1"
+}
+
+# tool_check client|server FILE: prints what is wrong, if anything.
+tool_check() {
+	case $tool_type in
+	pp)
+		grep -q " iters in " "$2" || echo "no \"iters in\" line"
+		grep -qF "GID $tool_peer_gid" "$2" ||
+			echo "the other end's GID is not $tool_peer_gid"
+		;;
+	perftest)
+		grep -qF "GID: $tool_peer_gid" "$2" ||
+			echo "the other end's GID is not $tool_peer_gid"
+		[ "$1" = server ] || perftest_result "$2" || echo "no result line"
+		;;
+	ucmatose)
+		grep -q "^return status 0" "$2" || echo "no \"return status 0\""
+		;;
+	esac
+}
+
+# tool_reap PID S: the server's exit status; if it runs S seconds more,
+# it is stopped (timeout(1), which PID is, passes SIGTERM on).
+tool_reap() {
+	local end=$((SECONDS + $2))
+	while kill -0 "$1" 2>/dev/null; do
+		if [ "$SECONDS" -ge "$end" ]; then
+			tap_diag "server still running $2 s after its client: stopping it"
+			kill "$1" 2>/dev/null
+			break
+		fi
+		_vm_sleep
+	done
+	wait "$1"
+}
+
+tool_log() {
+	tail -n "${2:-12}" "$1" | sed 's/^/#   /'
+}
+
+tool_keep() {
+	[ -n "${VROCE_OUT:-}" ] && cp -- "$@" "$VROCE_OUT/" 2>/dev/null
+	return 0
+}

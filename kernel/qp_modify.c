@@ -10,9 +10,16 @@
 #include "vroce.h"
 #include "core/roce.h"
 
+/*
+ * Flags a QP's access may hold: the remote operations it lets in, and
+ * the local ones some applications pass too (perftest sets LOCAL_WRITE);
+ * those two grant nothing on a QP and are accepted as no-ops.
+ */
 #define VROCE_QP_ACCESS		(IB_ACCESS_REMOTE_WRITE | \
 				 IB_ACCESS_REMOTE_READ | \
-				 IB_ACCESS_REMOTE_ATOMIC)
+				 IB_ACCESS_REMOTE_ATOMIC | \
+				 IB_ACCESS_LOCAL_WRITE | \
+				 IB_ACCESS_MW_BIND)
 
 static int vroce_check_av(const struct rdma_ah_attr *ah)
 {

@@ -191,21 +191,25 @@ void vroce_req_complete(struct vroce_qp *qp, u8 status)
 		.opcode = vroce_wc_opcode(w->opcode),
 		.qp_num = qp->ibqp.qp_num,
 	};
+	bool signal = status != IB_WC_SUCCESS || qp->sq_sig_all ||
+		      (w->flags & VROCE_WQE_SIGNALED);
 
-	if (vroce_wr_is_rd_atomic(w->opcode) &&
-	    (s32)(req->tail - req->next) < 0 && req->rd_out)
-		req->rd_out--;
-	if (status != IB_WC_SUCCESS || (w->flags & VROCE_WQE_SIGNALED) ||
-	    qp->sq_sig_all) {
-		if (vroce_wr_is_rd_atomic(w->opcode))
-			cqe.byte_len = sw->len;
-		vroce_cq_add(to_vcq(qp->ibqp.send_cq), &cqe, false);
+	if (vroce_wr_is_rd_atomic(w->opcode)) {
+		cqe.byte_len = sw->len;
+		if ((s32)(req->tail - req->next) < 0 && req->rd_out)
+			req->rd_out--;
 	}
 	vroce_sgl_release(&sw->sgl);
 	sw->sgl.n = 0;
 	sw->started = false;
+	/*
+	 * The ring entry goes back before the CQE appears: a consumer that
+	 * polls it may post again at once into a ring of exactly its size.
+	 */
 	req->tail++;
 	vroce_req_publish(qp);
+	if (signal)
+		vroce_cq_add(to_vcq(qp->ibqp.send_cq), &cqe, false);
 }
 
 /*

@@ -41,7 +41,7 @@ int vroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		err = -ENOMEM;
 		goto dec;
 	}
-	err = xa_alloc(&vdev->ahs, &ah->num, ah, XA_LIMIT(1, VROCE_MAX_AH),
+	err = xa_alloc_bh(&vdev->ahs, &ah->num, ah, XA_LIMIT(1, VROCE_MAX_AH),
 		       init->flags & RDMA_CREATE_AH_SLEEPABLE ?
 		       GFP_KERNEL : GFP_ATOMIC);
 	if (err)
@@ -58,7 +58,7 @@ int vroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	return 0;
 erase:
 	rdma_destroy_ah_attr(&ah->attr);
-	xa_erase(&vdev->ahs, ah->num);
+	xa_erase_bh(&vdev->ahs, ah->num);
 dec:
 	atomic_dec(&vdev->n_ah);
 	return err;
@@ -69,7 +69,7 @@ int vroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 	struct vroce_dev *vdev = to_vdev(ibah->device);
 	struct vroce_ah *ah = to_vah(ibah);
 
-	xa_erase(&vdev->ahs, ah->num);
+	xa_erase_bh(&vdev->ahs, ah->num);
 	rdma_destroy_ah_attr(&ah->attr);
 	atomic_dec(&vdev->n_ah);
 	return 0;

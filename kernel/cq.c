@@ -41,12 +41,9 @@ int vroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	struct vroce_cq *cq = to_vcq(ibcq);
 	int entries, err;
 
-	/* Kernel CQs come with kernel verbs, not supported yet. */
-	if (!udata)
-		return -EOPNOTSUPP;
 	if (attr->flags)
 		return -EOPNOTSUPP;
-	if (!vroce_udata_in_ok(udata, 0))
+	if (udata && !vroce_udata_in_ok(udata, 0))
 		return -EOPNOTSUPP;
 	entries = vroce_cq_entries(attr->cqe);
 	if (entries < 0)
@@ -57,14 +54,15 @@ int vroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	}
 
 	spin_lock_init(&cq->lock);
+	/* A kernel CQ's ring stays in the kernel (kverbs.c polls it). */
 	err = vroce_queue_init(&cq->ring, entries, sizeof(struct vroce_cqe),
-			      &uctx->ibuc);
+			      udata ? &uctx->ibuc : NULL);
 	if (err)
 		goto dec;
 	cq->cqn = atomic_inc_return(&vdev->next_cqn);
 	ibcq->cqe = entries;
 
-	err = vroce_cq_resp(udata, cq);
+	err = udata ? vroce_cq_resp(udata, cq) : 0;
 	if (err)
 		goto ring;
 	return 0;

@@ -41,6 +41,7 @@ static const struct ib_device_ops vroce_dev_ops = {
 	.uverbs_abi_ver = VROCE_ABI_VERSION,
 
 	.alloc_hw_port_stats = vroce_alloc_hw_port_stats,
+	.alloc_mr = vroce_alloc_mr,
 	.alloc_mw = vroce_alloc_mw,
 	.alloc_pd = vroce_alloc_pd,
 	.create_ah = vroce_create_ah,
@@ -65,10 +66,13 @@ static const struct ib_device_ops vroce_dev_ops = {
 	.get_hw_stats = vroce_get_hw_stats,
 	.get_link_layer = vroce_get_link_layer,
 	.get_port_immutable = vroce_get_port_immutable,
+	.map_mr_sg = vroce_map_mr_sg,
 	.mmap = vroce_mmap,
 	.mmap_free = vroce_mmap_free,
 	.modify_qp = vroce_modify_qp,
 	.modify_srq = vroce_modify_srq,
+	.poll_cq = vroce_poll_cq,
+	.post_recv = vroce_post_recv,
 	.post_send = vroce_post_send,
 	.query_device = vroce_query_device,
 	.query_pkey = vroce_query_pkey,
@@ -76,6 +80,7 @@ static const struct ib_device_ops vroce_dev_ops = {
 	.query_qp = vroce_query_qp,
 	.query_srq = vroce_query_srq,
 	.reg_user_mr = vroce_reg_user_mr,
+	.req_notify_cq = vroce_req_notify_cq,
 	.rereg_user_mr = vroce_rereg_user_mr,
 	.resize_cq = vroce_resize_cq,
 
@@ -261,7 +266,7 @@ int vroce_dev_add(const char *name, struct net_device *ndev)
 	INIT_LIST_HEAD(&vdev->node);
 	ida_init(&vdev->pd_ida);
 	ida_init(&vdev->qpn_ida);
-	xa_init_flags(&vdev->ahs, XA_FLAGS_ALLOC1);
+	xa_init_flags(&vdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
 	xa_init_flags(&vdev->qps, XA_FLAGS_LOCK_BH);
 	vdev->ndev = ndev;
 	netdev_hold(ndev, &vdev->ndev_tracker, GFP_KERNEL);

@@ -47,7 +47,7 @@ static int vroce_mr_page_map(struct vroce_mr *mr)
 }
 
 /* Gives @mr its key and counts it; @mr must be fully set up. */
-static int vroce_mr_publish(struct vroce_dev *vdev, struct vroce_mr *mr)
+int vroce_mr_publish(struct vroce_dev *vdev, struct vroce_mr *mr)
 {
 	u32 key;
 	int err;
@@ -68,9 +68,10 @@ static int vroce_mr_publish(struct vroce_dev *vdev, struct vroce_mr *mr)
 	return 0;
 }
 
-static void vroce_mr_free(struct vroce_mr *mr)
+void vroce_mr_free(struct vroce_mr *mr)
 {
 	kvfree(mr->pages);
+	kvfree(mr->stage);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	kfree(mr);

@@ -121,15 +121,22 @@ u8 vroce_mw_bind(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 
 /*
  * Invalidates @rkey for SEND with Invalidate or LOCAL_INV: only a bound
- * type 2 window of the QP's PD can be; 0 or -EINVAL.
+ * type 2 window or a registered FRMR of the QP's PD can be; 0 or -EINVAL.
  */
 int vroce_key_invalidate(struct vroce_qp *qp, u32 rkey)
 {
 	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vroce_mw *mw;
+	struct vroce_mr *mr;
 	int err = -EINVAL;
 
 	xa_lock_bh(&vdev->keys);
+	mr = vroce_key_obj(vdev, rkey, VROCE_KEY_MR);
+	if (mr && mr->frmr && mr->valid && mr->ibmr.rkey == rkey &&
+	    mr->ibmr.pd == qp->ibqp.pd) {
+		mr->valid = false;
+		err = 0;
+	}
 	mw = vroce_key_obj(vdev, rkey, VROCE_KEY_MW);
 	if (mw && mw->ibmw.rkey == rkey && mw->ibmw.pd == qp->ibqp.pd &&
 	    mw->ibmw.type == IB_MW_TYPE_2 && mw->mr) {

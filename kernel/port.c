@@ -56,7 +56,9 @@ int vroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp = VROCE_MAX_QP;
 	attr->max_qp_wr = VROCE_MAX_QP_WR;
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
-				 IB_DEVICE_SYS_IMAGE_GUID;
+				 IB_DEVICE_SYS_IMAGE_GUID |
+				 IB_DEVICE_MEM_MGT_EXTENSIONS;
+	attr->max_fast_reg_page_list_len = VROCE_MAX_FRMR_PAGES;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = VROCE_MAX_SGE;
 	attr->max_recv_sge = VROCE_MAX_SGE;

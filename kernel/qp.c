@@ -19,15 +19,17 @@ static int vroce_qp_check_init(struct ib_qp_init_attr *init,
 {
 	struct ib_qp_cap *cap = &init->cap;
 
-	/* Kernel QPs come with kernel verbs, not supported yet. */
-	if (!udata)
-		return -EOPNOTSUPP;
+	/* QP1 belongs to the kernel's MAD layer; no QP0 on RoCE. */
 	if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UC &&
-	    init->qp_type != IB_QPT_UD)
+	    init->qp_type != IB_QPT_UD &&
+	    (init->qp_type != IB_QPT_GSI || udata))
 		return -EOPNOTSUPP;
 	if (init->create_flags || init->rwq_ind_tbl)
 		return -EOPNOTSUPP;
-	if (!vroce_udata_in_ok(udata, 0))
+	/* Kernel QPs take their receives from their own RQ. */
+	if (!udata && init->srq)
+		return -EOPNOTSUPP;
+	if (udata && !vroce_udata_in_ok(udata, 0))
 		return -EOPNOTSUPP;
 	if (cap->max_send_wr > VROCE_MAX_QP_WR ||
 	    cap->max_recv_wr > VROCE_MAX_QP_WR ||
@@ -116,8 +118,12 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = vroce_qp_check_init(init, udata);
 	if (err)
 		return err;
-	qpn = ida_alloc_range(&vdev->qpn_ida, VROCE_QPN_MIN,
-			      VROCE_QPN_MIN + VROCE_MAX_QP - 1, GFP_KERNEL);
+	if (init->qp_type == IB_QPT_GSI)
+		qpn = 1;
+	else
+		qpn = ida_alloc_range(&vdev->qpn_ida, VROCE_QPN_MIN,
+				      VROCE_QPN_MIN + VROCE_MAX_QP - 1,
+				      GFP_KERNEL);
 	if (qpn < 0)
 		return qpn == -ENOSPC ? -ENOMEM : qpn;
 
@@ -144,15 +150,16 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->wqe_buf = kmalloc(sq_stride, GFP_KERNEL);
 	if (!qp->wqe_buf)
 		goto qpn;
-	err = vroce_qp_rings(qp, &uctx->ibuc, sq_stride, rq_stride);
+	err = vroce_qp_rings(qp, udata ? &uctx->ibuc : NULL, sq_stride,
+			     rq_stride);
 	if (err)
 		goto buf;
-	if (init->qp_type != IB_QPT_UD) {
+	if (!vroce_qp_is_ud(qp)) {
 		err = vroce_req_init(qp);
 		if (err)
 			goto rings;
 	}
-	err = vroce_qp_resp(udata, qp);
+	err = udata ? vroce_qp_resp(udata, qp) : 0;
 	if (err)
 		goto req;
 	/* Visible to the receive path from here on. */
@@ -162,7 +169,7 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	atomic_inc(&vdev->n_qp);
 	return 0;
 req:
-	if (init->qp_type != IB_QPT_UD)
+	if (!vroce_qp_is_ud(qp))
 		vroce_req_destroy(qp);
 rings:
 	vroce_queue_destroy(&qp->rq);
@@ -170,7 +177,8 @@ rings:
 buf:
 	kfree(qp->wqe_buf);
 qpn:
-	ida_free(&vdev->qpn_ida, qpn);
+	if (qpn != 1)
+		ida_free(&vdev->qpn_ida, qpn);
 	return err;
 }
 
@@ -185,11 +193,11 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	wait_for_completion(&qp->released);
 	/* Then the engine and the timers, which kick each other. */
 	WRITE_ONCE(qp->dying, true);
-	if (ibqp->qp_type != IB_QPT_UD)
+	if (!vroce_qp_is_ud(qp))
 		vroce_comp_stop(qp);
 	cancel_work_sync(&qp->tx_work);
 	kfree(qp->wqe_buf);
-	if (ibqp->qp_type != IB_QPT_UD) {
+	if (!vroce_qp_is_ud(qp)) {
 		vroce_resp_reset(qp);
 		vroce_req_destroy(qp);
 	}
@@ -199,7 +207,8 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	vroce_queue_destroy(&qp->rq);
 	vroce_queue_destroy(&qp->sq);
 	mutex_unlock(&qp->state_lock);
-	ida_free(&vdev->qpn_ida, ibqp->qp_num);
+	if (ibqp->qp_num != 1)
+		ida_free(&vdev->qpn_ida, ibqp->qp_num);
 	atomic_dec(&vdev->n_qp);
 	return 0;
 }
@@ -262,7 +271,9 @@ int vroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 {
 	struct vroce_qp *qp = to_vqp(ibqp);
 
-	if (!ibqp->uobject || wr) {
+	if (!ibqp->uobject)
+		return vroce_kpost_send(qp, wr, bad_wr);
+	if (wr) {
 		*bad_wr = wr;
 		return -EOPNOTSUPP;
 	}

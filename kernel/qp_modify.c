@@ -64,6 +64,23 @@ static int vroce_check_values(const struct ib_qp_attr *a, int mask)
 	return 0;
 }
 
+/* QP1 follows the UD rules, less the port (IBTA 11.2.5.3 notes). */
+static enum vroce_qp_type vroce_check_type(struct ib_qp *ibqp)
+{
+	if (ibqp->qp_type == IB_QPT_GSI)
+		return VROCE_QPT_UD;
+	return (enum vroce_qp_type)ibqp->qp_type;
+}
+
+static int vroce_check_mask(struct ib_qp *ibqp, enum ib_qp_state cur,
+			    enum ib_qp_state next, int mask)
+{
+	if (ibqp->qp_type == IB_QPT_GSI && cur == IB_QPS_RESET &&
+	    next == IB_QPS_INIT)
+		mask |= IB_QP_PORT;
+	return mask;
+}
+
 static void vroce_apply(struct vroce_qp_attrs *q, const struct ib_qp_attr *a,
 			int mask)
 {
@@ -117,6 +134,8 @@ u8 vroce_wc_opcode(u8 wr_opcode)
 		return IB_UVERBS_WC_LOCAL_INV;
 	case IB_UVERBS_WR_BIND_MW:
 		return IB_UVERBS_WC_BIND_MW;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
 	default:
 		return IB_UVERBS_WC_SEND;
 	}
@@ -158,7 +177,7 @@ static void vroce_flush_ring(struct vroce_qp *qp, struct vroce_queue *ring,
 void vroce_qp_flush(struct vroce_qp *qp)
 {
 	/* What the transport holds is older than what is left in the rings. */
-	if (qp->ibqp.qp_type != IB_QPT_UD) {
+	if (!vroce_qp_is_ud(qp)) {
 		vroce_req_flush(qp);
 		vroce_resp_flush(qp);
 	}
@@ -186,7 +205,7 @@ static void vroce_discard_ring(struct vroce_queue *ring)
 
 static void vroce_qp_reset(struct vroce_qp *qp)
 {
-	if (qp->ibqp.qp_type != IB_QPT_UD) {
+	if (!vroce_qp_is_ud(qp)) {
 		vroce_req_reset(qp);
 		vroce_resp_reset(qp);
 	}
@@ -236,7 +255,7 @@ static void vroce_qp_sqd(struct vroce_qp *qp)
 {
 	bool busy = false;
 
-	if (qp->ibqp.qp_type != IB_QPT_UD) {
+	if (!vroce_qp_is_ud(qp)) {
 		spin_lock_bh(&qp->req.lock);
 		busy = qp->req.tail != qp->req.next || !vroce_req_idle(qp);
 		qp->attrs.sq_draining = busy;
@@ -254,7 +273,7 @@ static void vroce_qp_enter(struct vroce_qp *qp, enum ib_qp_state cur,
 		return;
 	}
 	qp->attrs.state = next;
-	if (qp->ibqp.qp_type == IB_QPT_UD) {
+	if (vroce_qp_is_ud(qp)) {
 		if (next == IB_QPS_ERR)
 			vroce_qp_flush(qp);
 		else if (next == IB_QPS_SQD)
@@ -330,15 +349,16 @@ int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	err = -EINVAL;
 	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur)
 		goto out;
-	if (vroce_qp_modify_check((enum vroce_qp_type)ibqp->qp_type,
+	if (vroce_qp_modify_check(vroce_check_type(ibqp),
 				  (enum vroce_qp_state)cur,
-				  (enum vroce_qp_state)next, mask))
+				  (enum vroce_qp_state)next,
+				  vroce_check_mask(ibqp, cur, next, mask)))
 		goto out;
 	err = vroce_check_values(attr, mask);
 	if (err)
 		goto out;
 
-	if ((mask & IB_QP_AV) && ibqp->qp_type != IB_QPT_UD) {
+	if ((mask & IB_QP_AV) && !vroce_qp_is_ud(qp)) {
 		err = vroce_path_from_attr(to_vdev(ibqp->device), &attr->ah_attr,
 					   &path);
 		if (err)

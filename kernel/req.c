@@ -53,12 +53,14 @@ static bool vroce_wr_is_write(u8 opcode)
 static bool vroce_wr_is_local(u8 opcode)
 {
 	return opcode == IB_UVERBS_WR_BIND_MW ||
-	       opcode == IB_UVERBS_WR_LOCAL_INV;
+	       opcode == IB_UVERBS_WR_LOCAL_INV || opcode == IB_WR_REG_MR;
 }
 
 static bool vroce_req_op_ok(struct vroce_qp *qp, u8 opcode)
 {
 	switch (opcode) {
+	case IB_WR_REG_MR:
+		return !qp->ibqp.uobject;	/* kernel FRWR only */
 	case IB_UVERBS_WR_BIND_MW:
 	case IB_UVERBS_WR_LOCAL_INV:
 	case IB_UVERBS_WR_SEND:
@@ -482,6 +484,8 @@ static int vroce_req_local(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 	}
 	if (w->opcode == IB_UVERBS_WR_BIND_MW)
 		status = vroce_mw_bind(qp, w);
+	else if (w->opcode == IB_WR_REG_MR)
+		status = vroce_frmr_register(qp, w);
 	else if (vroce_key_invalidate(qp, w->imm_data))
 		status = IB_WC_LOC_PROT_ERR;
 	req->next++;

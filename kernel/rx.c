@@ -156,6 +156,7 @@ static void vroce_rx_deliver(struct vroce_qp *qp, struct sk_buff *skb,
 	u8 transport = pkt->op->transport;
 
 	switch (qp->ibqp.qp_type) {
+	case IB_QPT_GSI:
 	case IB_QPT_UD:
 		if (pkt->bth.opcode == VROCE_OP_UD_SEND_ONLY ||
 		    pkt->bth.opcode == VROCE_OP_UD_SEND_ONLY_IMM)

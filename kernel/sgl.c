@@ -22,7 +22,8 @@ struct vroce_mr *vroce_mr_get(struct vroce_dev *vdev, u32 key,
 	entry = xa_load(&vdev->keys, vroce_key_index(key));
 	mr = xa_pointer_tag(entry) == VROCE_KEY_MR ? xa_untag_pointer(entry) :
 						    NULL;
-	if (mr && (mr->ibmr.lkey != key || mr->ibmr.pd != pd))
+	if (mr && (mr->ibmr.lkey != key || mr->ibmr.pd != pd ||
+		   (mr->frmr && !mr->valid)))
 		mr = NULL;
 	if (mr)
 		refcount_inc(&mr->ref);
@@ -46,7 +47,7 @@ static struct vroce_mr *vroce_remote_ok(struct vroce_qp *qp, void *obj,
 
 	if (tag == VROCE_KEY_MR) {
 		if (mr->ibmr.rkey != rkey || mr->ibmr.pd != qp->ibqp.pd ||
-		    mr->dma || (mr->access & access) != access ||
+		    mr->dma || (mr->frmr && !mr->valid) || (mr->access & access) != access ||
 		    !vroce_range_ok(mr->iova, mr->length, va, len))
 			return NULL;
 		return mr;
@@ -114,6 +115,14 @@ void vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
 {
 	u64 off = iova - mr->iova + mr->page_offset;
 
+	/* The DMA addresses of this device are kernel virtual addresses. */
+	if (mr->dma) {
+		if (to_mr)
+			memcpy((void *)(uintptr_t)iova, buf, len);
+		else
+			memcpy(buf, (void *)(uintptr_t)iova, len);
+		return;
+	}
 	while (len) {
 		struct page *page = mr->pages[off >> PAGE_SHIFT];
 		u32 in_page = off & ~PAGE_MASK;
@@ -148,8 +157,9 @@ static int vroce_sgl_check(struct vroce_qp *qp, const struct vroce_sge *sge,
 		if (!sge[i].length)
 			continue;
 		mrs[i] = vroce_mr_get(vdev, sge[i].lkey, qp->ibqp.pd);
+		/* A DMA MR (kernel PDs only) serves kernel QPs only. */
 		if (!mrs[i] || (mrs[i]->access & access) != access ||
-		    mrs[i]->dma ||
+		    (mrs[i]->dma && qp->ibqp.uobject) ||
 		    !vroce_range_ok(mrs[i]->iova, mrs[i]->length, sge[i].addr,
 				    sge[i].length)) {
 			vroce_sgl_put(mrs, i + 1);

@@ -53,14 +53,14 @@ static int vroce_ud_path(struct vroce_qp *qp, u32 num, struct vroce_path *p)
 	struct vroce_ah *ah;
 	int err = -EINVAL;
 
-	xa_lock(&vdev->ahs);
+	xa_lock_bh(&vdev->ahs);
 	ah = xa_load(&vdev->ahs, num);
 	if (ah && ah->ibah.pd == qp->ibqp.pd) {
 		*p = ah->path;
 		p->sport = vroce_udp_sport(qp->ibqp.qp_num);
 		err = 0;
 	}
-	xa_unlock(&vdev->ahs);
+	xa_unlock_bh(&vdev->ahs);
 	return err;
 }
 
@@ -224,8 +224,8 @@ static bool vroce_tx_drain(struct vroce_qp *qp, unsigned int budget)
 
 	WRITE_ONCE(qp->sq.hdr->notify, 0);
 	while (budget--) {
-		res = qp->ibqp.qp_type == IB_QPT_UD ? vroce_ud_step(qp) :
-						      vroce_req_step(qp);
+		res = vroce_qp_is_ud(qp) ? vroce_ud_step(qp) :
+					   vroce_req_step(qp);
 		switch (res) {
 		case VROCE_TX_SENT:
 			/*
@@ -263,6 +263,9 @@ void vroce_tx_work(struct work_struct *work)
 	mutex_lock(&qp->state_lock);
 	if (READ_ONCE(qp->err_pending))
 		vroce_qp_error_move(qp);
+	/* Kernel consumers post to a QP in ERR to drain it (ib_drain_qp). */
+	if (!qp->ibqp.uobject && qp->attrs.state == IB_QPS_ERR)
+		vroce_qp_flush(qp);
 	drained = vroce_tx_drain(qp, VROCE_TX_BUDGET);
 	mutex_unlock(&qp->state_lock);
 	if (!drained)

@@ -144,6 +144,11 @@ struct vroce_mr {
 	u64 length;
 	int access;
 	bool dma;
+	bool frmr;			/* fast registration (kernel FRWR) */
+	bool valid;			/* FRMR: registered, not invalidated */
+	u64 *stage;			/* FRMR: page addresses map_mr_sg set */
+	u32 nstaged;
+	u32 max_pages;
 	atomic_t bound_mws;
 	refcount_t ref;			/* lookups by the data path */
 	struct completion released;
@@ -224,6 +229,12 @@ struct vroce_qp {
 	bool dying;			/* destroy: nothing may kick the engine */
 	int err_event;			/* enum ib_event_type to raise, or -1 */
 };
+
+/* UD and the GSI QP (QP1) carry datagrams; RC and UC are connected. */
+static inline bool vroce_qp_is_ud(const struct vroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
 
 static inline struct vroce_dev *to_vdev(struct ib_device *ibdev)
 {
@@ -330,6 +341,15 @@ struct ib_mr *vroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 struct ib_mr *vroce_get_dma_mr(struct ib_pd *ibpd, int access);
 int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+int vroce_mr_publish(struct vroce_dev *vdev, struct vroce_mr *mr);
+void vroce_mr_free(struct vroce_mr *mr);
+
+/* frmr.c: fast registration (FRWR) for kernel consumers */
+struct ib_mr *vroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int vroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+u8 vroce_frmr_register(struct vroce_qp *qp, const struct vroce_send_wqe *w);
 struct ib_mr *vroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 iova, int access,
 				  struct ib_pd *ibpd, struct ib_udata *udata);
@@ -434,6 +454,14 @@ void vroce_tx_exit(void);
 void vroce_tx_kick(struct vroce_qp *qp);
 void vroce_tx_work(struct work_struct *work);
 void vroce_tx_doorbell(struct vroce_qp *qp);
+
+/* kverbs.c: verbs of kernel consumers */
+int vroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
+int vroce_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
+int vroce_kpost_send(struct vroce_qp *qp, const struct ib_send_wr *wr,
+		     const struct ib_send_wr **bad_wr);
+int vroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
 
 /* counters.c: hw_counters */
 struct rdma_hw_stats *vroce_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -189,20 +189,9 @@ cases() {
 	run "$1" "$2" perftest ib_write_lat -s 2 -n 200
 	run "$1" "$2" perftest ib_read_lat -s 2 -n 200
 	run "$1" "$2" perftest ib_send_lat -s 2 -n 200
-	if [ -n "$cm_skip" ]; then
-		tap_skip "IPv$2 rping and ucmatose, ${1^^} serves" "$cm_skip"
-	else
-		run "$1" "$2" rping
-		run "$1" "$2" ucmatose
-	fi
+	run "$1" "$2" rping
+	run "$1" "$2" ucmatose
 }
-
-# rdma_cm runs its connection setup over QP1 (MADs), which needs kernel
-# verbs; vroce does not have them yet. Both sides skip alike.
-cm_skip=
-if [ "${VROCE_TOOLS_A:-rxe}" = vroce ] || [ "${VROCE_TOOLS_B:-rxe}" = vroce ]; then
-	cm_skip="rdma_cm needs kernel verbs (the GSI QP), not in vroce yet"
-fi
 
 for server in b a; do
 	for fam in 4 6; do

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Fast registration (FRWR) for kernel consumers: ib_alloc_mr() makes an
+ * MR with room for a page list and no translation yet; ib_map_mr_sg()
+ * stages the pages of a scatterlist; an IB_WR_REG_MR work request then
+ * registers them (in SQ order, like every local operation) under a key
+ * the consumer chose, and LOCAL_INV or SEND with Invalidate end it. An
+ * FRMR that is not registered grants nothing.
+ *
+ * Copyright (c) 2026 the vroce developers
+ */
+#include <linux/mm.h>
+#include <linux/slab.h>
+
+#include "vroce.h"
+#include "core/roce.h"
+
+struct ib_mr *vroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct vroce_mr *mr;
+	int err = -ENOMEM;
+
+	if (type != IB_MR_TYPE_MEM_REG)
+		return ERR_PTR(-EOPNOTSUPP);
+	if (!max_num_sg || max_num_sg > VROCE_MAX_FRMR_PAGES)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->frmr = true;
+	mr->max_pages = max_num_sg;
+	mr->pages = kvcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
+	mr->stage = kvcalloc(max_num_sg, sizeof(*mr->stage), GFP_KERNEL);
+	if (!mr->pages || !mr->stage)
+		goto free;
+	err = vroce_mr_publish(to_vdev(ibpd->device), mr);
+	if (err)
+		goto free;
+	return &mr->ibmr;
+free:
+	vroce_mr_free(mr);
+	return ERR_PTR(err);
+}
+
+static int vroce_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct vroce_mr *mr = to_vmr(ibmr);
+
+	if (mr->nstaged >= mr->max_pages)
+		return -ENOMEM;
+	mr->stage[mr->nstaged++] = addr;
+	return 0;
+}
+
+int vroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct vroce_mr *mr = to_vmr(ibmr);
+
+	/* The page map is walked in pages of PAGE_SIZE. */
+	if (ibmr->page_size != PAGE_SIZE)
+		return -EINVAL;
+	mr->nstaged = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, vroce_set_page);
+}
+
+/* An IB_WR_REG_MR WQE of a kernel QP; returns an IB_WC status. */
+u8 vroce_frmr_register(struct vroce_qp *qp, const struct vroce_send_wqe *w)
+{
+	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
+	struct vroce_mr *mr;
+	void *entry;
+	u8 status = IB_WC_MW_BIND_ERR;
+	u32 i;
+
+	xa_lock_bh(&vdev->keys);
+	entry = xa_load(&vdev->keys, vroce_key_index(w->u.bind.mr_lkey));
+	mr = xa_pointer_tag(entry) == VROCE_KEY_MR ? xa_untag_pointer(entry) :
+						    NULL;
+	if (!mr || !mr->frmr || mr->valid || mr->ibmr.pd != qp->ibqp.pd ||
+	    !mr->nstaged || !vroce_access_flags_valid(w->u.bind.access))
+		goto out;
+	/* Virtual DMA: the staged addresses are kernel virtual addresses. */
+	for (i = 0; i < mr->nstaged; i++)
+		mr->pages[i] = virt_to_page((void *)(uintptr_t)mr->stage[i]);
+	mr->npages = mr->nstaged;
+	mr->iova = mr->ibmr.iova;
+	mr->length = mr->ibmr.length;
+	mr->page_offset = mr->ibmr.iova - mr->stage[0];
+	mr->access = w->u.bind.access;
+	mr->ibmr.lkey = w->u.bind.new_rkey;
+	mr->ibmr.rkey = w->u.bind.new_rkey;
+	mr->valid = true;
+	status = IB_WC_SUCCESS;
+out:
+	xa_unlock_bh(&vdev->keys);
+	return status;
+}

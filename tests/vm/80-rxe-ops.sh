@@ -14,10 +14,10 @@
 # "rxe" is rdma_rxe (rxe0 on eth0), "vroce" the repo's module (vroce0 on
 # eth0). As committed this is the self-test of the test program with
 # rdma_rxe on both sides, so vroce is not installed (install=0). To run
-# vroce on a side, change the directive below to "# vm: install=1" (the
-# VM then installs and loads vroce; this script adds the link) and pass
+# vroce on a side, add --install (the VM then installs and loads vroce;
+# this script adds the link; the 85-* scripts do this) and pass
 # the choice, e.g.:
-#   scripts/vm --pair --env VROCE_OPS_A=vroce tests/vm/80-rxe-ops.sh
+#   scripts/vm --pair --install --env VROCE_OPS_A=vroce tests/vm/80-rxe-ops.sh
 #
 # vm: pair
 # vm: install=0

@@ -25,9 +25,9 @@
 #   VROCE_STRESS_TIMEOUT       IBTA QP timeout exponent (default 12)
 # "rxe" is rdma_rxe (rxe0 on eth0), "vroce" the repo's module (vroce0 on
 # eth0). As committed this runs rdma_rxe on both sides, so vroce is not
-# installed (install=0). To run vroce on a side, change the directive below
-# to "# vm: install=1" and pass the choice, e.g.:
-#   scripts/vm --pair --env VROCE_STRESS_A=vroce tests/vm/82-rc-loss.sh
+# installed (install=0). To run vroce on a side, add --install (the 86-* scripts
+# do this) and pass the choice, e.g.:
+#   scripts/vm --pair --install --env VROCE_STRESS_A=vroce tests/vm/82-rc-loss.sh
 #
 # vm: pair
 # vm: install=0

@@ -18,10 +18,10 @@
 # "rxe" is rdma_rxe (rxe0 on eth0), "vroce" the repo's module (vroce0 on
 # eth0). As committed this is the self-test of the script with rdma_rxe on
 # both sides, so vroce is not installed (install=0). To run vroce on a
-# side, change the directive below to "# vm: install=1" (the VM then
-# installs and loads vroce; this script adds the link) and pass the choice,
+# side, add --install (the VM then installs and loads vroce; this script
+# adds the link; the 87-* scripts do this) and pass the choice,
 # e.g.:
-#   scripts/vm --pair --env VROCE_TOOLS_A=vroce tests/vm/83-rc-tools.sh
+#   scripts/vm --pair --install --env VROCE_TOOLS_A=vroce tests/vm/83-rc-tools.sh
 #
 # vm: pair
 # vm: install=0

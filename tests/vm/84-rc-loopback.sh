@@ -14,10 +14,10 @@
 #   VROCE_TOOLS_DEV=rxe|vroce   (default rxe)
 # "rxe" is rdma_rxe (rxe0 on eth0), "vroce" the repo's module (vroce0 on
 # eth0). As committed this is the self-test of the script with rdma_rxe,
-# so vroce is not installed (install=0). To run vroce, change the directive
-# below to "# vm: install=1" (the VM then installs and loads vroce; this
+# so vroce is not installed (install=0). To run vroce, add --install
+# (the 88-* script does this; the VM then installs and loads vroce; this
 # script adds the link) and run, e.g.:
-#   scripts/vm --env VROCE_TOOLS_DEV=vroce tests/vm/84-rc-loopback.sh
+#   scripts/vm --install --env VROCE_TOOLS_DEV=vroce tests/vm/84-rc-loopback.sh
 #
 # vm: install=0
 # vm: timeout=400

@@ -292,8 +292,7 @@ static void vroce_comp_read(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		vroce_req_fail(qp, IB_WC_BAD_RESP_ERR);
 		return;
 	}
-	vroce_sgl_write(&sw->sgl, sw->read_off, bth + pkt->hdr_len,
-			pkt->paylen);
+	vroce_sgl_write_pkt(&sw->sgl, sw->read_off, pkt);
 	sw->read_off += pkt->paylen;
 	req->una = vroce_psn_add(req->una, 1);
 	if (last)

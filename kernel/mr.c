@@ -68,13 +68,14 @@ int vroce_mr_publish(struct vroce_dev *vdev, struct vroce_mr *mr)
 	return 0;
 }
 
+/* Lock-free lookups may still read the struct: it goes after a grace period. */
 void vroce_mr_free(struct vroce_mr *mr)
 {
 	kvfree(mr->pages);
 	kvfree(mr->stage);
 	if (mr->umem)
 		ib_umem_release(mr->umem);
-	kfree(mr);
+	kfree_rcu(mr, rcu);
 }
 
 struct ib_mr *vroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,

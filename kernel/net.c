@@ -200,14 +200,17 @@ int vroce_net_xmit(struct vroce_dev *vdev, struct sk_buff *skb,
 		}
 	}
 	skb->dev = ndev;
-	memset(skb_put(skb, VROCE_ICRC_LEN), 0, VROCE_ICRC_LEN);
+	/* A packet with its payload in fragments has its ICRC slot there. */
+	if (!skb_is_nonlinear(skb))
+		memset(skb_put(skb, VROCE_ICRC_LEN), 0, VROCE_ICRC_LEN);
 	vroce_push_udp(skb, p->sport);
 	if (p->ipv4)
 		vroce_push_ip4(skb, dst, p);
 	else
 		vroce_push_ip6(skb, dst, p);
 	/* Every covered field is final now, only the IP checksum is not. */
-	if (vroce_icrc_generate(skb->data, skb->len) < 0) {
+	if ((skb_is_nonlinear(skb) ? vroce_skb_icrc(skb) :
+	     vroce_icrc_generate(skb->data, skb->len)) < 0) {
 		kfree_skb(skb);
 		return -EINVAL;
 	}

@@ -40,15 +40,15 @@ static void vroce_pack_ext(const struct vroce_opcode_info *op,
 		vroce_ieth_pack(t->ieth, bth + off, VROCE_IETH_LEN);
 }
 
-struct sk_buff *vroce_pkt_build(const struct vroce_txpkt *t, u8 **payload,
-				gfp_t gfp)
+/* An skb with the headers of @t and @room bytes of linear space after. */
+static struct sk_buff *vroce_pkt_alloc(const struct vroce_txpkt *t, u32 room,
+				       gfp_t gfp)
 {
 	const struct vroce_opcode_info *op = vroce_opcode_info(t->opcode);
-	u32 pad = vroce_pad_len(t->paylen);
 	struct vroce_bth bth = {
 		.opcode = t->opcode,
 		.se = t->se,
-		.pad = pad,
+		.pad = vroce_pad_len(t->paylen),
 		.pkey = VROCE_DEFAULT_PKEY,
 		.dqpn = t->dqpn & VROCE_QPN_MASK,
 		.ackreq = t->ackreq,
@@ -59,18 +59,183 @@ struct sk_buff *vroce_pkt_build(const struct vroce_txpkt *t, u8 **payload,
 
 	if (WARN_ON_ONCE(!op))
 		return NULL;
-	skb = alloc_skb(VROCE_HEADROOM + op->hdr_len + t->paylen + pad +
-			VROCE_ICRC_LEN, gfp);
+	skb = alloc_skb(VROCE_HEADROOM + op->hdr_len + room + VROCE_ICRC_LEN,
+			gfp);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, VROCE_HEADROOM);
-	p = skb_put(skb, op->hdr_len + t->paylen + pad);
+	p = skb_put(skb, op->hdr_len);
 	vroce_bth_pack(&bth, p, VROCE_BTH_LEN);
 	vroce_pack_ext(op, t, p);
-	memset(p + op->hdr_len + t->paylen, 0, pad);
-	*payload = p + op->hdr_len;
 	VROCE_SKB_PAYLEN(skb) = t->paylen;
 	return skb;
+}
+
+struct sk_buff *vroce_pkt_build(const struct vroce_txpkt *t, u8 **payload,
+				gfp_t gfp)
+{
+	u32 pad = vroce_pad_len(t->paylen);
+	struct sk_buff *skb;
+
+	skb = vroce_pkt_alloc(t, t->paylen + pad, gfp);
+	if (!skb)
+		return NULL;
+	*payload = skb_put(skb, t->paylen + pad);
+	memset(*payload + t->paylen, 0, pad);
+	return skb;
+}
+
+/*
+ * Zero-copy payloads: the pages of the MR are attached to the skb as
+ * fragments (each holding a page reference), and the pad and the ICRC
+ * slot follow in a last small fragment. The ICRC is computed over the
+ * fragments when the packet is sent (vroce_skb_icrc()).
+ */
+struct vroce_frags {
+	struct sk_buff *skb;
+	unsigned int n;
+};
+
+/* Fragments of the payload; one more is kept for the pad and ICRC. */
+#define VROCE_PAYLOAD_FRAGS	(MAX_SKB_FRAGS - 1)
+
+static int vroce_count_piece(void *ctx, struct page *page, u32 off, u32 n)
+{
+	struct vroce_frags *f = ctx;
+
+	return ++f->n > VROCE_PAYLOAD_FRAGS ? -E2BIG : 0;
+}
+
+static void vroce_skb_add_frag(struct sk_buff *skb, struct page *page,
+			       u32 off, u32 n)
+{
+	skb_fill_page_desc(skb, skb_shinfo(skb)->nr_frags, page, off, n);
+	skb->len += n;
+	skb->data_len += n;
+	skb->truesize += n;
+}
+
+static int vroce_add_piece(void *ctx, struct page *page, u32 off, u32 n)
+{
+	struct vroce_frags *f = ctx;
+
+	get_page(page);
+	vroce_skb_add_frag(f->skb, page, off, n);
+	return 0;
+}
+
+/* The zeroed pad and ICRC slot, in a fragment of their own. */
+static int vroce_skb_add_tail(struct sk_buff *skb, u32 pad)
+{
+	u32 n = pad + VROCE_ICRC_LEN;
+	struct page *page;
+	u8 *p;
+
+	p = netdev_alloc_frag(SMP_CACHE_BYTES);
+	if (!p)
+		return -ENOMEM;
+	memset(p, 0, n);
+	page = virt_to_head_page(p);
+	vroce_skb_add_frag(skb, page, p - (u8 *)page_address(page), n);
+	return 0;
+}
+
+/* Where a payload comes from: an SGL from an offset, or an MR range. */
+struct vroce_src {
+	struct vroce_sgl *sgl;
+	struct vroce_mr *mr;
+	u64 pos;
+};
+
+static int vroce_src_pages(const struct vroce_src *src, u32 len,
+			   int (*fn)(void *ctx, struct page *page, u32 off,
+				     u32 n),
+			   void *ctx)
+{
+	if (src->sgl)
+		return vroce_sgl_pages(src->sgl, src->pos, len, fn, ctx);
+	return vroce_mr_pages(src->mr, src->pos, len, fn, ctx);
+}
+
+/*
+ * A packet whose payload comes from @src: in fragments if its pages
+ * allow it (not a DMA MR, not too many pieces), else copied.
+ */
+static struct sk_buff *vroce_pkt_build_src(const struct vroce_txpkt *t,
+					   const struct vroce_src *src)
+{
+	struct vroce_frags f = {};
+	struct sk_buff *skb;
+	u8 *p;
+
+	if (!t->paylen || vroce_src_pages(src, t->paylen, vroce_count_piece,
+					  &f)) {
+		skb = vroce_pkt_build(t, &p, GFP_ATOMIC);
+		if (skb && src->sgl)
+			vroce_sgl_read(src->sgl, src->pos, p, t->paylen);
+		else if (skb && t->paylen)
+			vroce_mr_copy(src->mr, src->pos, p, t->paylen, false);
+		return skb;
+	}
+	skb = vroce_pkt_alloc(t, 0, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	f.skb = skb;
+	vroce_src_pages(src, t->paylen, vroce_add_piece, &f);
+	if (vroce_skb_add_tail(skb, vroce_pad_len(t->paylen))) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	return skb;
+}
+
+struct sk_buff *vroce_pkt_build_sgl(const struct vroce_txpkt *t,
+				    struct vroce_sgl *sgl, u32 off)
+{
+	struct vroce_src src = { .sgl = sgl, .pos = off };
+
+	return vroce_pkt_build_src(t, &src);
+}
+
+struct sk_buff *vroce_pkt_build_mr(const struct vroce_txpkt *t,
+				   struct vroce_mr *mr, u64 iova)
+{
+	struct vroce_src src = { .mr = mr, .pos = iova };
+
+	return vroce_pkt_build_src(t, &src);
+}
+
+/*
+ * Computes and writes the ICRC of a packet whose payload is in fragments
+ * (skb->data at the IP header, the headers linear, the ICRC slot at the
+ * end of the last fragment).
+ */
+int vroce_skb_icrc(struct sk_buff *skb)
+{
+	unsigned int i, nr = skb_shinfo(skb)->nr_frags;
+	const skb_frag_t *frag;
+	u32 crc, len;
+	u8 *p;
+	int off;
+
+	off = vroce_icrc_begin(&crc, skb->data, skb_headlen(skb));
+	if (off < 0 || !nr)
+		return -EINVAL;
+	crc = vroce_icrc_update(crc, skb->data + off, skb_headlen(skb) - off);
+	for (i = 0; i < nr; i++) {
+		frag = &skb_shinfo(skb)->frags[i];
+		len = skb_frag_size(frag);
+		p = skb_frag_address(frag);
+		if (i == nr - 1) {
+			if (len < VROCE_ICRC_LEN)
+				return -EINVAL;
+			len -= VROCE_ICRC_LEN;
+		}
+		crc = vroce_icrc_update(crc, p, len);
+		if (i == nr - 1)
+			vroce_icrc_put(p + len, vroce_icrc_final(crc));
+	}
+	return 0;
 }
 
 void vroce_qp_xmit(struct vroce_qp *qp, struct sk_buff *skb)

@@ -187,10 +187,14 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct vroce_dev *vdev = to_vdev(ibqp->device);
 	struct vroce_qp *qp = to_vqp(ibqp);
 
-	/* No new packet finds the QP; wait for those in flight. */
+	/*
+	 * No new packet finds the QP; wait for those in flight, and for
+	 * lock-free lookups that may still look at it (vroce_qp_get()).
+	 */
 	xa_erase_bh(&vdev->qps, ibqp->qp_num);
 	vroce_qp_put(qp);
 	wait_for_completion(&qp->released);
+	synchronize_rcu_expedited();
 	/* Then the engine and the timers, which kick each other. */
 	WRITE_ONCE(qp->dying, true);
 	if (!vroce_qp_is_ud(qp))

@@ -390,13 +390,23 @@ static struct sk_buff *vroce_req_data(struct vroce_qp *qp,
 	t.reth.dma_len = sw->len;
 	t.imm = (__force __be32)w->imm_data;
 	t.ieth = w->imm_data;
-	skb = vroce_pkt_build(&t, &p, GFP_ATOMIC);
+	/*
+	 * RC payloads go out of the MR's pages without a copy: the WQE
+	 * completes only once acknowledged, so they stay put until sent.
+	 * UC completes at once, inline data lives in our WQE copy: copied.
+	 */
+	if (qp->ibqp.qp_type == IB_QPT_RC && !(w->flags & VROCE_WQE_INLINE)) {
+		skb = vroce_pkt_build_sgl(&t, &sw->sgl, req->next_off);
+	} else {
+		skb = vroce_pkt_build(&t, &p, GFP_ATOMIC);
+		if (skb && (w->flags & VROCE_WQE_INLINE))
+			memcpy(p, (const u8 *)(w + 1) + req->next_off,
+			       t.paylen);
+		else if (skb)
+			vroce_sgl_read(&sw->sgl, req->next_off, p, t.paylen);
+	}
 	if (!skb)
 		return NULL;
-	if (w->flags & VROCE_WQE_INLINE)
-		memcpy(p, (const u8 *)(w + 1) + req->next_off, t.paylen);
-	else
-		vroce_sgl_read(&sw->sgl, req->next_off, p, t.paylen);
 	req->next_off += t.paylen;
 	req->next_psn = vroce_psn_add(req->next_psn, 1);
 	if (last) {

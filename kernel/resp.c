@@ -170,6 +170,7 @@ static void vroce_resp_read_reply(struct vroce_qp *qp, struct vroce_mr *mr,
 	struct vroce_txpkt t = {
 		.aeth.syndrome = vroce_aeth_syn_ack(VROCE_AETH_CREDIT_INVALID),
 	};
+	struct sk_buff *skb;
 	bool first, last;
 	u8 *p;
 
@@ -187,11 +188,14 @@ static void vroce_resp_read_reply(struct vroce_qp *qp, struct vroce_mr *mr,
 			t.opcode = VROCE_OP_RC_RDMA_READ_RESP_MIDDLE;
 		t.psn = psn;
 		t.paylen = n;
-		vroce_resp_queue(qp, &t, q, &p);
-		if (!p)
+		t.dqpn = qp->attrs.dest_qp_num;
+		t.aeth.msn = qp->resp.msn & VROCE_MSN_MASK;
+		/* The MR's pages go out as fragments, without a copy. */
+		skb = n ? vroce_pkt_build_mr(&t, mr, va + off) :
+			  vroce_pkt_build(&t, &p, GFP_ATOMIC);
+		if (!skb)
 			return;	/* the requester times out and asks again */
-		if (n)
-			vroce_mr_copy(mr, va + off, p, n, false);
+		__skb_queue_tail(q, skb);
 		off += n;
 		psn = vroce_psn_add(psn, 1);
 	} while (off < len);
@@ -248,8 +252,7 @@ static enum vroce_verdict vroce_resp_send(struct vroce_qp *qp,
 				    NULL, NULL);
 		return VROCE_RESP_INV_REQ;
 	}
-	vroce_sgl_write(&resp->sgl, resp->off, bth + pkt->hdr_len,
-			pkt->paylen);
+	vroce_sgl_write_pkt(&resp->sgl, resp->off, pkt);
 	resp->off += pkt->paylen;
 	if (pos == VROCE_POS_FIRST) {
 		resp->cur = VROCE_OPF_SEND;
@@ -320,8 +323,7 @@ static enum vroce_verdict vroce_resp_write(struct vroce_qp *qp,
 		}
 	}
 	if (pkt->paylen)
-		vroce_mr_copy(resp->wmr, resp->wva, (void *)bth + pkt->hdr_len,
-			      pkt->paylen, true);
+		vroce_mr_write_pkt(resp->wmr, resp->wva, pkt);
 	resp->wva += pkt->paylen;
 	resp->wleft -= pkt->paylen;
 	if (pos == VROCE_POS_FIRST)

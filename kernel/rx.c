@@ -18,16 +18,20 @@
 
 #define VROCE_GRH_LEN	40
 
-/* The QP numbered @qpn, with a reference; NULL if none. */
+/*
+ * The QP numbered @qpn, with a reference; NULL if none. Lock-free: a QP
+ * being destroyed has no reference left to take, and destroy_qp waits a
+ * grace period before its memory can go.
+ */
 static struct vroce_qp *vroce_qp_get(struct vroce_dev *vdev, u32 qpn)
 {
 	struct vroce_qp *qp;
 
-	xa_lock_bh(&vdev->qps);
+	rcu_read_lock();
 	qp = xa_load(&vdev->qps, qpn);
-	if (qp)
-		refcount_inc(&qp->ref);
-	xa_unlock_bh(&vdev->qps);
+	if (qp && !refcount_inc_not_zero(&qp->ref))
+		qp = NULL;
+	rcu_read_unlock();
 	return qp;
 }
 
@@ -131,8 +135,7 @@ static void vroce_rx_ud(struct vroce_qp *qp, struct sk_buff *skb,
 			cqe.status = IB_WC_LOC_LEN_ERR;
 		} else {
 			vroce_sgl_write(&sgl, 0, grh, VROCE_GRH_LEN);
-			vroce_sgl_write(&sgl, VROCE_GRH_LEN,
-					bth + pkt->hdr_len, pkt->paylen);
+			vroce_sgl_write_pkt(&sgl, VROCE_GRH_LEN, pkt);
 		}
 		vroce_sgl_release(&sgl);
 	}
@@ -182,31 +185,79 @@ static void vroce_rx_deliver(struct vroce_qp *qp, struct sk_buff *skb,
 }
 
 /*
+ * Makes UDP, BTH and the extension headers linear; the payload may stay
+ * in page fragments.
+ */
+static bool vroce_rx_pull(struct sk_buff *skb)
+{
+	const struct vroce_opcode_info *op;
+	u32 udp = sizeof(struct udphdr);
+
+	if (!pskb_may_pull(skb, udp + VROCE_BTH_LEN))
+		return false;
+	op = vroce_opcode_info(skb->data[udp]);
+	return op && pskb_may_pull(skb, udp + op->hdr_len);
+}
+
+/*
+ * Checks the ICRC where the packet lies: linear, or with the payload in
+ * fragments (walked in place, not copied).
+ */
+static bool vroce_rx_icrc_ok(struct sk_buff *skb)
+{
+	u8 *ip = skb_network_header(skb);
+	u32 before = skb->data - ip, pos, n, end, crc;
+	struct skb_seq_state st;
+	u8 icrc[VROCE_ICRC_LEN];
+	const u8 *p;
+	int off;
+
+	if (!skb_is_nonlinear(skb))
+		return !vroce_icrc_verify(ip, skb_tail_pointer(skb) - ip);
+	if (skb->len < sizeof(struct udphdr) + VROCE_BTH_LEN + VROCE_ICRC_LEN)
+		return false;
+	off = vroce_icrc_begin(&crc, ip, before + skb_headlen(skb));
+	if (off < 0)
+		return false;
+	pos = off - before;
+	end = skb->len - VROCE_ICRC_LEN;
+	skb_prepare_seq_read(skb, pos, end, &st);
+	while ((n = skb_seq_read(pos - (off - before), &p, &st))) {
+		crc = vroce_icrc_update(crc, p, n);
+		pos += n;
+	}
+	if (skb_copy_bits(skb, end, icrc, VROCE_ICRC_LEN))
+		return false;
+	return vroce_icrc_get(icrc) == vroce_icrc_final(crc);
+}
+
+/*
  * One RoCEv2 packet, skb->data at its UDP header and the IP header
  * before it. Consumes @skb.
  */
 int vroce_rx(struct vroce_dev *vdev, struct sk_buff *skb)
 {
-	struct vroce_pkt pkt;
+	struct vroce_rxpkt rx = { .skb = skb };
+	struct vroce_pkt *pkt = &rx.pkt;
 	struct vroce_qp *qp;
 	const u8 *bth;
 
-	if (skb_linearize(skb))
+	if (!vroce_rx_pull(skb))
 		goto drop;
-	if (vroce_icrc_verify(skb_network_header(skb),
-			      skb_tail_pointer(skb) - skb_network_header(skb))) {
+	if (!vroce_rx_icrc_ok(skb)) {
 		vroce_count(vdev, VROCE_CNT_RX_ICRC_ERRORS, 1);
 		goto drop;
 	}
 	bth = skb->data + sizeof(struct udphdr);
-	if (vroce_pkt_parse(&pkt, bth, skb_tail_pointer(skb) - bth) < 0)
+	if (vroce_pkt_parse(pkt, bth, skb->len - sizeof(struct udphdr)) < 0)
 		goto drop;
-	qp = vroce_qp_get(vdev, pkt.bth.dqpn);
+	rx.payoff = sizeof(struct udphdr) + pkt->hdr_len;
+	qp = vroce_qp_get(vdev, pkt->bth.dqpn);
 	if (!qp)
 		goto drop;
 	vroce_count(vdev, VROCE_CNT_RX_PACKETS, 1);
-	vroce_count(vdev, VROCE_CNT_RX_BYTES, pkt.paylen);
-	vroce_rx_deliver(qp, skb, &pkt, bth);
+	vroce_count(vdev, VROCE_CNT_RX_BYTES, pkt->paylen);
+	vroce_rx_deliver(qp, skb, pkt, bth);
 	vroce_qp_put(qp);
 	kfree_skb(skb);
 	return 0;

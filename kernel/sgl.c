@@ -18,16 +18,17 @@ struct vroce_mr *vroce_mr_get(struct vroce_dev *vdev, u32 key,
 	struct vroce_mr *mr;
 	void *entry;
 
-	xa_lock_bh(&vdev->keys);
+	/* Lock-free: MRs are freed after a grace period (vroce_mr_free()). */
+	rcu_read_lock();
 	entry = xa_load(&vdev->keys, vroce_key_index(key));
 	mr = xa_pointer_tag(entry) == VROCE_KEY_MR ? xa_untag_pointer(entry) :
 						    NULL;
 	if (mr && (mr->ibmr.lkey != key || mr->ibmr.pd != pd ||
-		   (mr->frmr && !mr->valid)))
+		   (mr->frmr && !READ_ONCE(mr->valid))))
 		mr = NULL;
-	if (mr)
-		refcount_inc(&mr->ref);
-	xa_unlock_bh(&vdev->keys);
+	if (mr && !refcount_inc_not_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
 	return mr;
 }
 
@@ -73,13 +74,26 @@ struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 va,
 	struct vroce_mr *mr;
 	void *entry;
 
+	/* An MR's key is checked lock-free; a window's binding under the lock. */
+	rcu_read_lock();
+	entry = xa_load(&vdev->keys, vroce_key_index(rkey));
+	if (xa_pointer_tag(entry) == VROCE_KEY_MR) {
+		mr = vroce_remote_ok(qp, xa_untag_pointer(entry), VROCE_KEY_MR,
+				     rkey, va, len, access);
+		if (mr && !refcount_inc_not_zero(&mr->ref))
+			mr = NULL;
+		rcu_read_unlock();
+		return mr;
+	}
+	rcu_read_unlock();
+
 	xa_lock_bh(&vdev->keys);
 	entry = xa_load(&vdev->keys, vroce_key_index(rkey));
 	mr = entry ? vroce_remote_ok(qp, xa_untag_pointer(entry),
 				     xa_pointer_tag(entry), rkey, va, len,
 				     access) : NULL;
-	if (mr)
-		refcount_inc(&mr->ref);
+	if (mr && !refcount_inc_not_zero(&mr->ref))
+		mr = NULL;
 	xa_unlock_bh(&vdev->keys);
 	return mr;
 }
@@ -196,6 +210,124 @@ static void vroce_sgl_copy(const struct vroce_sge *sge, struct vroce_mr **mrs,
 		m = min(len, sge[i].length - skip);
 		vroce_mr_copy(mrs[i], sge[i].addr + skip, buf, m, to_mr);
 		buf += m;
+		len -= m;
+		skip = 0;
+	}
+}
+
+/*
+ * Calls @fn for each page piece of [@iova, @iova + @len) of @mr (checked
+ * already), in order; stops at the first nonzero return of @fn and
+ * returns it. A DMA MR has no pages: -EOPNOTSUPP.
+ */
+int vroce_mr_pages(struct vroce_mr *mr, u64 iova, u32 len,
+		   int (*fn)(void *ctx, struct page *page, u32 off, u32 n),
+		   void *ctx)
+{
+	u64 off = iova - mr->iova + mr->page_offset;
+	u32 in_page, n;
+	int err;
+
+	if (mr->dma)
+		return -EOPNOTSUPP;
+	while (len) {
+		in_page = off & ~PAGE_MASK;
+		n = min_t(u32, len, PAGE_SIZE - in_page);
+		err = fn(ctx, mr->pages[off >> PAGE_SHIFT], in_page, n);
+		if (err)
+			return err;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* vroce_mr_pages() over bytes [@skip, @skip + @len) of a checked SGL. */
+int vroce_sgl_pages(struct vroce_sgl *sgl, u32 skip, u32 len,
+		    int (*fn)(void *ctx, struct page *page, u32 off, u32 n),
+		    void *ctx)
+{
+	const struct vroce_sge *sge = sgl->sge;
+	u32 i, m;
+	int err;
+
+	for (i = 0; i < sgl->n && len; i++) {
+		if (skip >= sge[i].length) {
+			skip -= sge[i].length;
+			continue;
+		}
+		m = min(len, sge[i].length - skip);
+		err = vroce_mr_pages(sgl->mrs[i], sge[i].addr + skip, m, fn,
+				     ctx);
+		if (err)
+			return err;
+		len -= m;
+		skip = 0;
+	}
+	return 0;
+}
+
+/* A position in a received skb, advanced as bytes are copied out. */
+struct vroce_skb_pos {
+	const struct sk_buff *skb;
+	u32 off;
+};
+
+static int vroce_copy_piece(void *ctx, struct page *page, u32 off, u32 n)
+{
+	struct vroce_skb_pos *pos = ctx;
+	u8 *va = kmap_local_page(page);
+	int err;
+
+	err = skb_copy_bits(pos->skb, pos->off, va + off, n);
+	kunmap_local(va);
+	pos->off += n;
+	return err;
+}
+
+/* Copies @len bytes of a received skb, from @pos on, into @mr at @iova. */
+static void vroce_mr_write_skb(struct vroce_mr *mr, u64 iova,
+			       struct vroce_skb_pos *pos, u32 len)
+{
+	if (mr->dma) {
+		skb_copy_bits(pos->skb, pos->off, (void *)(uintptr_t)iova, len);
+		pos->off += len;
+		return;
+	}
+	vroce_mr_pages(mr, iova, len, vroce_copy_piece, pos);
+}
+
+/* The payload of @pkt into @mr at @iova (checked already). */
+void vroce_mr_write_pkt(struct vroce_mr *mr, u64 iova,
+			const struct vroce_pkt *pkt)
+{
+	struct vroce_skb_pos pos = {
+		.skb = vroce_rxpkt(pkt)->skb,
+		.off = vroce_rxpkt(pkt)->payoff,
+	};
+
+	vroce_mr_write_skb(mr, iova, &pos, pkt->paylen);
+}
+
+/* The payload of @pkt into the SGL, from byte @skip of it on. */
+void vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 skip,
+			 const struct vroce_pkt *pkt)
+{
+	struct vroce_skb_pos pos = {
+		.skb = vroce_rxpkt(pkt)->skb,
+		.off = vroce_rxpkt(pkt)->payoff,
+	};
+	const struct vroce_sge *sge = sgl->sge;
+	u32 len = pkt->paylen;
+	u32 i, m;
+
+	for (i = 0; i < sgl->n && len; i++) {
+		if (skip >= sge[i].length) {
+			skip -= sge[i].length;
+			continue;
+		}
+		m = min(len, sge[i].length - skip);
+		vroce_mr_write_skb(sgl->mrs[i], sge[i].addr + skip, &pos, m);
 		len -= m;
 		skip = 0;
 	}

@@ -109,6 +109,23 @@ struct vroce_txpkt {
 	u32 ieth;			/* the R_Key to invalidate */
 };
 
+/*
+ * A received packet as the receive path hands it on: the parsed headers
+ * (first: every vroce_pkt it passes is inside one) and where the payload
+ * is, which may be in page fragments: it is copied once, from there.
+ */
+struct vroce_rxpkt {
+	struct vroce_pkt pkt;
+	const struct sk_buff *skb;
+	u32 payoff;			/* offset of the payload from skb->data */
+};
+
+static inline const struct vroce_rxpkt *
+vroce_rxpkt(const struct vroce_pkt *pkt)
+{
+	return container_of(pkt, struct vroce_rxpkt, pkt);
+}
+
 /* What our packets carry in skb->cb until they are sent. */
 struct vroce_skb_cb {
 	u32 paylen;
@@ -152,6 +169,7 @@ struct vroce_mr {
 	atomic_t bound_mws;
 	refcount_t ref;			/* lookups by the data path */
 	struct completion released;
+	struct rcu_head rcu;		/* lookups are lock-free */
 };
 
 /* Tags of the entries of vroce_dev.keys. */
@@ -392,10 +410,25 @@ void vroce_sgl_write(struct vroce_sgl *sgl, u32 off, const void *buf,
 		     u32 len);
 void vroce_sgl_read(struct vroce_sgl *sgl, u32 off, void *buf, u32 len);
 void vroce_sgl_release(struct vroce_sgl *sgl);
+void vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 off,
+			 const struct vroce_pkt *pkt);
+void vroce_mr_write_pkt(struct vroce_mr *mr, u64 iova,
+			const struct vroce_pkt *pkt);
+int vroce_mr_pages(struct vroce_mr *mr, u64 iova, u32 len,
+		   int (*fn)(void *ctx, struct page *page, u32 off, u32 n),
+		   void *ctx);
+int vroce_sgl_pages(struct vroce_sgl *sgl, u32 skip, u32 len,
+		    int (*fn)(void *ctx, struct page *page, u32 off, u32 n),
+		    void *ctx);
 
 /* packet.c: building packets, transmit of connected QPs */
 struct sk_buff *vroce_pkt_build(const struct vroce_txpkt *t, u8 **payload,
 				gfp_t gfp);
+struct sk_buff *vroce_pkt_build_sgl(const struct vroce_txpkt *t,
+				    struct vroce_sgl *sgl, u32 off);
+struct sk_buff *vroce_pkt_build_mr(const struct vroce_txpkt *t,
+				   struct vroce_mr *mr, u64 iova);
+int vroce_skb_icrc(struct sk_buff *skb);
 void vroce_qp_xmit(struct vroce_qp *qp, struct sk_buff *skb);
 void vroce_qp_xmit_queue(struct vroce_qp *qp, struct sk_buff_head *q);
 

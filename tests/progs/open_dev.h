@@ -41,8 +41,8 @@ static inline int roce_v2_ipv4_gid(struct ibv_context *ctx)
 	return -1;
 }
 
-/* Moves an RC QP, connected to itself through GID @gid, to RTS. */
-static inline int loopback_rc_rts(struct ibv_context *ctx, struct ibv_qp *qp,
+/* Moves an RC QP, connected to itself through GID @gid, to RTR. */
+static inline int loopback_rc_rtr(struct ibv_context *ctx, struct ibv_qp *qp,
 				  int gid)
 {
 	struct ibv_qp_attr a = {
@@ -64,11 +64,19 @@ static inline int loopback_rc_rts(struct ibv_context *ctx, struct ibv_qp *qp,
 	a.ah_attr.grh.sgid_index = gid;
 	a.ah_attr.grh.hop_limit = 1;
 	ibv_query_gid(ctx, 1, gid, &a.ah_attr.grh.dgid);
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+}
+
+/* Moves an RC QP, connected to itself through GID @gid, to RTS. */
+static inline int loopback_rc_rts(struct ibv_context *ctx, struct ibv_qp *qp,
+				  int gid)
+{
+	struct ibv_qp_attr a = {};
+
+	if (loopback_rc_rtr(ctx, qp, gid))
 		return -1;
-	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = 14;
 	a.retry_cnt = 7;

@@ -18,7 +18,7 @@
 #include "core/roce.h"
 
 /* PSNs in flight before the engine waits for acknowledgements. */
-#define VROCE_REQ_WINDOW	512
+#define VROCE_REQ_WINDOW	128
 /* Packets of a long message between two ACK requests. */
 #define VROCE_ACK_EVERY		64
 

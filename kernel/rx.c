@@ -222,10 +222,13 @@ static bool vroce_rx_icrc_ok(struct sk_buff *skb)
 	pos = off - before;
 	end = skb->len - VROCE_ICRC_LEN;
 	skb_prepare_seq_read(skb, pos, end, &st);
-	while ((n = skb_seq_read(pos - (off - before), &p, &st))) {
+	/* A block may run past @end: the ICRC itself is not covered. */
+	while (pos < end && (n = skb_seq_read(pos - (off - before), &p, &st))) {
+		n = min(n, end - pos);
 		crc = vroce_icrc_update(crc, p, n);
 		pos += n;
 	}
+	skb_abort_seq_read(&st);
 	if (skb_copy_bits(skb, end, icrc, VROCE_ICRC_LEN))
 		return false;
 	return vroce_icrc_get(icrc) == vroce_icrc_final(crc);

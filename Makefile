@@ -4,7 +4,8 @@
 #   make            module (vroce.ko), provider (libvroce-rdmav34.so), tests
 #   make install    install them (honours DESTDIR), then depmod
 #   make check      every test: host unit tests, provider tests, VM tests
-#   make demo       boot a VM, load vroce, create vroce0, print ibv_devinfo
+#   make demo       boot two VMs, load vroce, create vroce0, print
+#                   ibv_devinfo, run ibv_rc_pingpong and ib_write_bw
 #   make bench      rdma_rxe and vroce side by side in one VM (scripts/bench)
 #
 # KDIR defaults to the newest installed /lib/modules/*/build.
@@ -50,7 +51,7 @@ check-vm: all
 	scripts/run-vm-tests
 
 demo: all
-	scripts/vm scripts/demo
+	scripts/vm --pair scripts/demo
 
 bench: all
 	scripts/bench

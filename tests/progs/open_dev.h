@@ -41,9 +41,9 @@ static inline int roce_v2_ipv4_gid(struct ibv_context *ctx)
 	return -1;
 }
 
-/* Moves an RC QP, connected to itself through GID @gid, to RTR. */
+/* Moves an RC QP, connected to QP @dest through GID @gid, to RTR. */
 static inline int loopback_rc_rtr(struct ibv_context *ctx, struct ibv_qp *qp,
-				  int gid)
+				  int gid, uint32_t dest)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
@@ -56,7 +56,7 @@ static inline int loopback_rc_rtr(struct ibv_context *ctx, struct ibv_qp *qp,
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = qp->qp_num;
+	a.dest_qp_num = dest;
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = 1;
 	a.ah_attr.is_global = 1;
@@ -75,7 +75,7 @@ static inline int loopback_rc_rts(struct ibv_context *ctx, struct ibv_qp *qp,
 {
 	struct ibv_qp_attr a = {};
 
-	if (loopback_rc_rtr(ctx, qp, gid))
+	if (loopback_rc_rtr(ctx, qp, gid, qp->qp_num))
 		return -1;
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = 14;

@@ -63,10 +63,12 @@ static int to_err(struct ibv_qp *qp)
 }
 
 static char buf[64];
+static struct ibv_mr *buf_mr;	/* the sends' and receives' buffer */
 
 static int post(struct ibv_qp *qp, int nrecv, int nsend, uint64_t base)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 8 };
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 8,
+			       .lkey = buf_mr->lkey };
 	struct ibv_recv_wr rwr = { .sg_list = &sge, .num_sge = 1 }, *brwr;
 	struct ibv_send_wr swr = { .sg_list = &sge, .num_sge = 1,
 				   .opcode = IBV_WR_SEND }, *bswr;
@@ -238,7 +240,8 @@ static void check_post_state(void)
 	struct ibv_qp_cap cap = { 4, 4, 1, 1, 0 };
 	struct ibv_cq *cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	struct ibv_qp *qp = new_qp(cq, IBV_QPT_RC, &cap);
-	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 8 };
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 8,
+			       .lkey = buf_mr->lkey };
 	struct ibv_send_wr swr = { .sg_list = &sge, .num_sge = 1,
 				   .opcode = IBV_WR_SEND }, *bad = NULL;
 	int ret;
@@ -322,7 +325,9 @@ int main(int argc, char **argv)
 		return tap_done();
 	gid = roce_v2_ipv4_gid(ctx);
 	pd = ibv_alloc_pd(ctx);
-	if (!tap_ok(gid >= 0 && pd, "gid %d, pd", gid))
+	buf_mr = pd ? ibv_reg_mr(pd, buf, sizeof(buf),
+				 IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!tap_ok(gid >= 0 && pd && buf_mr, "gid %d, pd, mr", gid))
 		return tap_done();
 	check_limits();
 	check_flush();
@@ -331,6 +336,7 @@ int main(int argc, char **argv)
 	check_post_state();
 	check_async();
 	check_cycles(cycles);
-	tap_ok(!ibv_dealloc_pd(pd) && !ibv_close_device(ctx), "cleanup");
+	tap_ok(!ibv_dereg_mr(buf_mr) && !ibv_dealloc_pd(pd) &&
+	       !ibv_close_device(ctx), "cleanup");
 	return tap_done();
 }

@@ -90,6 +90,7 @@
 
 #include "tap.h"
 #include "open_dev.h"
+#include "rc_connect.h"
 #include "xchg.h"
 
 #define STRESS_PORT	18610
@@ -546,42 +547,15 @@ static int clamp_rd(int v)
 static int qp_connect(uint32_t dqpn, uint32_t dpsn, const union ibv_gid *dgid,
 		      int dest_rd_atom, int rd_atom)
 {
-	struct ibv_qp_attr a;
+	const struct rc_path p = {
+		.dqpn = dqpn, .rq_psn = dpsn, .sq_psn = nd.psn, .dgid = dgid,
+		.sgid_idx = nd.gid_idx, .dest_rd_atomic = dest_rd_atom,
+		.rd_atomic = rd_atom,
+		.min_rnr_timer = 12,	/* 0.64 ms */
+		.timeout = cf.timeout, .rnr_retry = 7,
+	};
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-			    IBV_ACCESS_REMOTE_ATOMIC;
-	if (ibv_modify_qp(nd.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = dpsn;
-	a.max_dest_rd_atomic = dest_rd_atom;
-	a.min_rnr_timer = 12;	/* 0.64 ms */
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = *dgid;
-	a.ah_attr.grh.sgid_index = nd.gid_idx;
-	a.ah_attr.grh.hop_limit = 64;
-	if (ibv_modify_qp(nd.qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = nd.psn;
-	a.timeout = cf.timeout;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = rd_atom;
-	return ibv_modify_qp(nd.qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return rc_connect(nd.qp, &p);
 }
 
 /*

@@ -35,18 +35,11 @@ b) kind=${VROCE_OPS_B:-rxe} ;;
 *) tap_bail "needs a VM pair (vm: pair)" ;;
 esac
 
-case $kind in
-rxe)
-	dev=rxe0
-	modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0
-	;;
-vroce)
-	dev=vroce0
-	modprobe vroce && rdma link add vroce0 type vroce netdev eth0
-	;;
-*) tap_bail "VROCE_OPS_${VROCE_ROLE^^}=$kind: want rxe or vroce" ;;
+kind_dev "$kind"
+case $? in
+2) tap_bail "VROCE_OPS_${VROCE_ROLE^^}=$kind: want rxe or vroce" ;;
+*) tap_result $? "$dev ($kind) on eth0" ;;
 esac
-tap_result $? "$dev ($kind) on eth0"
 vm_ib_nodes
 tap_check "rdma_ops is built" test -x "$ops"
 tap_check "$dev port active" vm_wait_port_active "$dev" 30

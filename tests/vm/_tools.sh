@@ -36,17 +36,8 @@
 # shellcheck shell=bash
 
 tools_dev() {
-	case $1 in
-	rxe) dev=rxe0 ;;
-	vroce) dev=vroce0 ;;
-	*) return 2 ;;
-	esac
 	modprobe rdma_ucm || return 1
-	if [ "$1" = rxe ]; then
-		modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0
-	else
-		modprobe vroce && rdma link add vroce0 type vroce netdev eth0
-	fi || return 1
+	kind_dev "$1" || return
 	vm_ib_nodes
 }
 

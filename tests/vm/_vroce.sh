@@ -61,3 +61,15 @@ hold_finish() {
 	sed 's/^/#   /' "$_hold_log"
 	return $_hold_rc
 }
+
+# kind_dev KIND: the RDMA device of KIND (rxe: rdma_rxe as rxe0, vroce:
+# vroce0) on eth0, in $dev; 2 for an unknown KIND, 1 if it fails.
+kind_dev() {
+	case $1 in
+	rxe) dev=rxe0 ;;
+	vroce) dev=vroce0 ;;
+	*) return 2 ;;
+	esac
+	modprobe "$([ "$1" = rxe ] && echo rdma_rxe || echo vroce)" &&
+		rdma link add "$dev" type "$1" netdev eth0
+}

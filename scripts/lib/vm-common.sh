@@ -2,7 +2,7 @@
 # Copyright (c) the vroce developers
 #
 # Helpers shared by the host-side VM scripts (scripts/vm, scripts/mkinitramfs,
-# scripts/run-vm-tests, scripts/capture-rxe). Sourced, never executed.
+# scripts/run-vm-tests, scripts/capture). Sourced, never executed.
 #
 # Sets: VM_TOP (repo top), VM_BUILD (build/vm), and defines vm_kver,
 # vm_kernel, vm_die, vm_note.

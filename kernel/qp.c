@@ -105,6 +105,28 @@ static int vroce_qp_rings(struct vroce_qp *qp, struct ib_ucontext *ibuc,
 	return 0;
 }
 
+/*
+ * A QP number not used for as long as possible: from the one after the
+ * last handed out, wrapping around, so a late packet for a destroyed QP
+ * does not reach a new QP with its number.
+ */
+static int vroce_qpn_alloc(struct vroce_dev *vdev)
+{
+	const int last = VROCE_QPN_MIN + VROCE_MAX_QP - 1;
+	int from = atomic_read(&vdev->next_qpn);
+	int qpn;
+
+	if (from < VROCE_QPN_MIN || from > last)
+		from = VROCE_QPN_MIN;
+	qpn = ida_alloc_range(&vdev->qpn_ida, from, last, GFP_KERNEL);
+	if (qpn == -ENOSPC && from > VROCE_QPN_MIN)
+		qpn = ida_alloc_range(&vdev->qpn_ida, VROCE_QPN_MIN, from - 1,
+				      GFP_KERNEL);
+	if (qpn >= 0)
+		atomic_set(&vdev->next_qpn, qpn + 1);
+	return qpn;
+}
+
 int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -118,12 +140,7 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	err = vroce_qp_check_init(init, udata);
 	if (err)
 		return err;
-	if (init->qp_type == IB_QPT_GSI)
-		qpn = 1;
-	else
-		qpn = ida_alloc_range(&vdev->qpn_ida, VROCE_QPN_MIN,
-				      VROCE_QPN_MIN + VROCE_MAX_QP - 1,
-				      GFP_KERNEL);
+	qpn = init->qp_type == IB_QPT_GSI ? 1 : vroce_qpn_alloc(vdev);
 	if (qpn < 0)
 		return qpn == -ENOSPC ? -ENOMEM : qpn;
 

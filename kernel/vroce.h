@@ -52,6 +52,7 @@ struct vroce_dev {
 	enum ib_port_state port_state;	/* last state reported by an event */
 	struct ida pd_ida;
 	struct ida qpn_ida;
+	atomic_t next_qpn;		/* QP numbers are handed out cyclically */
 	atomic_t n_pd;
 	atomic_t n_cq;
 	atomic_t n_qp;

@@ -178,7 +178,8 @@ static void check_mw(void)
 	const struct ib_uverbs_alloc_mw *cmd;
 	struct ibv_mw *mw1, *mw2;
 	struct ibv_mw_bind bind = {};
-	struct ibv_qp *qp = (struct ibv_qp *)&bind;	/* never used */
+	struct ibv_qp other = {};	/* only its PD is looked at */
+	struct ibv_qp *qp = &other;
 	uint32_t handle;
 	int ret;
 
@@ -201,10 +202,20 @@ static void check_mw(void)
 	tap_ok(!ibv_alloc_mw(pd, (enum ibv_mw_type)3) && errno == EINVAL,
 	       "MW type 3: the kernel's EINVAL");
 
+	/*
+	 * ibv_bind_mw() posts a BIND_MW work request (rings_test checks the
+	 * WQE); what is refused before posting: a QP of another PD (by us),
+	 * and a type 2 window (by libibverbs: those are bound by a work
+	 * request of their own).
+	 */
 	errno = 0;
 	ret = ibv_bind_mw(qp, mw1, &bind);
-	tap_ok(ret == EOPNOTSUPP && errno == EOPNOTSUPP,
-	       "ibv_bind_mw() fails with EOPNOTSUPP, errno set (%d)", ret);
+	tap_ok(ret == EINVAL && errno == EINVAL,
+	       "ibv_bind_mw() on a QP of another PD: EINVAL, errno set (%d)",
+	       ret);
+	qp->pd = pd;
+	ret = mw2 ? ibv_bind_mw(qp, mw2, &bind) : -1;
+	tap_ok(ret == EINVAL, "ibv_bind_mw() of a type 2 MW: EINVAL (%d)", ret);
 
 	handle = mw1->handle;
 	ret = ibv_dealloc_mw(mw1);

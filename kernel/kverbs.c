@@ -65,7 +65,14 @@ int vroce_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	int n = 0;
 	u32 cons;
 
-	/* Kernel CQs only: the producer and this consumer share cq->lock. */
+	/*
+	 * Kernel CQs only: a user CQ is polled in its ring by the provider,
+	 * and uverbs' own POLL_CQ would hand out QPs found by numbers that
+	 * user space can write. The producer and this consumer share
+	 * cq->lock.
+	 */
+	if (ibcq->uobject)
+		return -EOPNOTSUPP;
 	spin_lock_irqsave(&cq->lock, flags);
 	cons = cq->ring.hdr->cons;
 	while (n < num_entries && cons != cq->ring.own) {

@@ -72,6 +72,7 @@ static const struct ib_device_ops vroce_dev_ops = {
 	.modify_qp = vroce_modify_qp,
 	.modify_srq = vroce_modify_srq,
 	.poll_cq = vroce_poll_cq,
+	.process_mad = vroce_process_mad,
 	.post_recv = vroce_post_recv,
 	.post_send = vroce_post_send,
 	.query_device = vroce_query_device,

@@ -503,6 +503,12 @@ struct rdma_hw_stats *vroce_alloc_hw_port_stats(struct ib_device *ibdev,
 int vroce_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index);
 
+/* mad.c: the PMA that sysfs' port counters query */
+int vroce_process_mad(struct ib_device *ibdev, int mad_flags, u32 port,
+		      const struct ib_wc *in_wc, const struct ib_grh *in_grh,
+		      const struct ib_mad *in, struct ib_mad *out,
+		      size_t *out_mad_size, u16 *out_mad_pkey_index);
+
 /* sysfs.c: object counts */
 extern const struct attribute_group vroce_obj_group;
 

@@ -239,7 +239,7 @@ struct vroce_qp {
 	refcount_t ref;			/* lookups by the receive path */
 	struct completion released;
 	struct work_struct tx_work;	/* the send engine */
-	ktime_t tx_linger;		/* the engine stays awake until then */
+	u64 tx_linger;			/* local_clock(): awake until then */
 	void *wqe_buf;			/* the engine's copy of one WQE */
 	struct vroce_path path;		/* RC, UC: the peer, set at RTR */
 	struct vroce_req req;		/* RC, UC */

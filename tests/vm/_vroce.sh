@@ -10,6 +10,8 @@
 #   dmesg_has TEXT           the kernel log contains TEXT
 #   rdma_add NAME NETDEV     rdma link add NAME type vroce netdev NETDEV,
 #                            its error text (if any) in $rdma_err
+#   vroce_up                 vroce0 on eth0 with its IPv4 RoCE v2 GID, or
+#                            bail out
 #   hold_start DEV, hold_finish   a process holding DEV open (below)
 #   want_kind VAR DEFAULT    $kind (rxe or vroce) from $VAR, else DEFAULT;
 #                            bails out for any other
@@ -44,6 +46,14 @@ dmesg_has() {
 
 rdma_add() {
 	rdma_err=$(rdma link add "$1" type vroce netdev "$2" 2>&1)
+}
+
+# vroce_up: rdma_add vroce0 eth0, then wait up to 10 s for its RoCE v2
+# GID of $VROCE_SELF_IP4; bails out if either fails.
+vroce_up() {
+	rdma_add vroce0 eth0 || tap_bail "rdma link add failed: $rdma_err"
+	wait_for 10 vm_gid_index vroce0 "$VROCE_SELF_IP4" ||
+		tap_bail "no RoCE v2 GID for $VROCE_SELF_IP4"
 }
 
 # hold_start DEV: a process opens DEV, allocates a PD and waits (see

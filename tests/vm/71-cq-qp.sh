@@ -11,9 +11,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/_vroce.sh"
 
-rdma_add vroce0 eth0 || tap_bail "rdma link add failed: $rdma_err"
-wait_for 10 vm_gid_index vroce0 "$VROCE_SELF_IP4" ||
-	tap_bail "no RoCE v2 GID for $VROCE_SELF_IP4"
+vroce_up
 # The program's TAP comes first; its plan is printed at its end, so ours
 # continues the numbering in a second stream of diagnostics.
 # The kernel's MAD layer holds a PD, a CQ and QP1 on every device: the

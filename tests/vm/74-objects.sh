@@ -12,9 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/_vroce.sh"
 
-rdma_add vroce0 eth0 || tap_bail "rdma link add failed: $rdma_err"
-wait_for 10 vm_gid_index vroce0 "$VROCE_SELF_IP4" ||
-	tap_bail "no RoCE v2 GID for $VROCE_SELF_IP4"
+vroce_up
 # The kernel's own MAD layer holds a PD, a CQ, QP1 and a DMA MR on every
 # device: the counts must come back to what they were before.
 before=$(cat /sys/class/infiniband/vroce0/objects/* | tr -d '\n')

@@ -10,7 +10,5 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/_vroce.sh"
 
-rdma_add vroce0 eth0 || tap_bail "rdma link add failed: $rdma_err"
-wait_for 10 vm_gid_index vroce0 "$VROCE_SELF_IP4" ||
-	tap_bail "no RoCE v2 GID for $VROCE_SELF_IP4"
+vroce_up
 exec "$VROCE_TOP/build/progs/ud_srq" vroce0

@@ -23,81 +23,38 @@
 # vm: install=0
 # vm: timeout=300
 
+# shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/_vroce.sh"
+. "$(dirname "$0")/_progs.sh"
 
 ops=$VROCE_TOP/build/progs/rdma_ops
 port=18600
 
-case $VROCE_ROLE in
-a) kind=${VROCE_OPS_A:-rxe} ;;
-b) kind=${VROCE_OPS_B:-rxe} ;;
-*) tap_bail "needs a VM pair (vm: pair)" ;;
-esac
-
-kind_dev "$kind"
-case $? in
-2) tap_bail "VROCE_OPS_${VROCE_ROLE^^}=$kind: want rxe or vroce" ;;
-*) tap_result $? "$dev ($kind) on eth0" ;;
-esac
-vm_ib_nodes
-tap_check "rdma_ops is built" test -x "$ops"
-tap_check "$dev port active" vm_wait_port_active "$dev" 30
-wait_for 10 vm_gid_index "$dev" "$VROCE_SELF_IP4"
-gid4=$(vm_gid_index "$dev" "$VROCE_SELF_IP4")
+pair_kind VROCE_OPS rxe
+prog_dev "$ops"
+gid4=$(dev_gid "$VROCE_SELF_IP4" 10)
 tap_result $? "RoCE v2 GID of $VROCE_SELF_IP4: index $gid4"
-wait_for 15 vm_gid_index "$dev" "$VROCE_SELF_IP6"
-gid6=$(vm_gid_index "$dev" "$VROCE_SELF_IP6")
+gid6=$(dev_gid "$VROCE_SELF_IP6" 15)
 tap_result $? "RoCE v2 GID of $VROCE_SELF_IP6: index $gid6"
-
-# fold_tap NAME FILE: the program's TAP as checks of this script.
-fold_tap() {
-	local line plan=
-	while IFS= read -r line; do
-		case $line in
-		"ok "[0-9]*" - # SKIP "*)
-			tap_skip "$1: ${line#ok * - \# SKIP }" "" ;;
-		"ok "[0-9]*) tap_ok "$1: ${line#ok * - }" ;;
-		"not ok "[0-9]*) tap_fail "$1: ${line#not ok * - }" ;;
-		1..[0-9]*) plan=${line#1..} ;;
-		"#"*) echo "$line" ;;
-		*) echo "# $line" ;;
-		esac
-	done <"$2"
-	[ -n "$plan" ]
-}
 
 # serve NAME GID: one server run, announced to A once it listens.
 serve() {
-	local pid rc
-	run_timeout 240 "$ops" -d "$dev" -g "$2" -p "$port" -s \
-		>"/tmp/srv.$1.log" 2>&1 &
-	pid=$!
-	wait_for 15 grep -q listening "/tmp/srv.$1.log"
-	vm_send "up-$1" "$?"
-	wait "$pid"
-	rc=$?
-	tap_result $rc "$1 server ran to the end"
-	[ $rc -eq 0 ] || sed 's/^/#   /' "/tmp/srv.$1.log"
+	prog_serve "$1" 240 "$1 server ran to the end" \
+		"$ops" -d "$dev" -g "$2" -p "$port" -s ||
+		sed 's/^/#   /' "/tmp/srv.$1.log"
 }
 
 # drive NAME GID PEER [ARGS]: one client run once B's server listens.
 drive() {
-	local up t0 rc planned
-	up=$(vm_recv "up-$1" 150)
-	if [ "$up" != 0 ]; then
+	if ! prog_drive "$1" 150 240 \
+		"$ops" -d "$dev" -g "$2" -p "$port" "${@:4}" "$3"; then
 		tap_fail "$1 server is listening"
 		return
 	fi
-	t0=$(date +%s)
-	run_timeout 240 "$ops" -d "$dev" -g "$2" -p "$port" "${@:4}" "$3" \
-		>"/tmp/cli.$1.log" 2>"/tmp/cli.$1.err"
-	rc=$?
-	fold_tap "$1" "/tmp/cli.$1.log"
-	planned=$?
-	tap_result $planned "$1 client printed a plan"
-	tap_result $rc "$1 client exit status $rc ($(($(date +%s) - t0)) s)"
-	[ $rc -eq 0 ] || sed 's/^/#   /' "/tmp/cli.$1.err"
+	tap_result "$prog_plan" "$1 client printed a plan"
+	tap_result "$prog_rc" "$1 client exit status $prog_rc ($prog_secs s)"
+	[ "$prog_rc" -eq 0 ] || sed 's/^/#   /' "/tmp/cli.$1.err"
 }
 
 if [ "$VROCE_ROLE" = b ]; then

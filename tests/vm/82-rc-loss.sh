@@ -33,8 +33,10 @@
 # vm: install=0
 # vm: timeout=600
 
+# shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/_vroce.sh"
+. "$(dirname "$0")/_progs.sh"
 
 stress=$VROCE_TOP/build/progs/rc_stress
 port=18610
@@ -60,22 +62,9 @@ vroce b seq_err_nak_sent
 vroce b duplicate_requests
 '
 
-case $VROCE_ROLE in
-a) kind=${VROCE_STRESS_A:-rxe} ;;
-b) kind=${VROCE_STRESS_B:-rxe} ;;
-*) tap_bail "needs a VM pair (vm: pair)" ;;
-esac
-
-kind_dev "$kind"
-case $? in
-2) tap_bail "VROCE_STRESS_${VROCE_ROLE^^}=$kind: want rxe or vroce" ;;
-*) tap_result $? "$dev ($kind) on eth0" ;;
-esac
-vm_ib_nodes
-tap_check "rc_stress is built" test -x "$stress"
-tap_check "$dev port active" vm_wait_port_active "$dev" 30
-wait_for 10 vm_gid_index "$dev" "$VROCE_SELF_IP4"
-gid=$(vm_gid_index "$dev" "$VROCE_SELF_IP4")
+pair_kind VROCE_STRESS rxe
+prog_dev "$stress"
+gid=$(dev_gid "$VROCE_SELF_IP4" 10)
 tap_result $? "RoCE v2 GID of $VROCE_SELF_IP4: index $gid"
 
 opts=(--timeout "${VROCE_STRESS_TIMEOUT:-12}")
@@ -132,54 +121,22 @@ counter_deltas() {
 	[ -z "$same" ] || tap_diag "$3: unchanged:$same"
 }
 
-# relay NAME FILE: the program's TAP lines as checks of this script.
-relay() {
-	local line plan=
-	while IFS= read -r line; do
-		case $line in
-		"ok "[0-9]*" - # SKIP "*)
-			tap_skip "$1: ${line#ok * - \# SKIP }" "" ;;
-		"ok "[0-9]*) tap_ok "$1: ${line#ok * - }" ;;
-		"not ok "[0-9]*) tap_fail "$1: ${line#not ok * - }" ;;
-		"Bail out!"*) tap_fail "$1: ${line#Bail out! }" ;;
-		1..[0-9]*) plan=${line#1..} ;;
-		"#"*) echo "$line" ;;
-		*) echo "# $line" ;;
-		esac
-	done <"$2"
-	[ -n "$plan" ]
-}
-
 # serve NAME DEADLINE: B's server, announced to A once it listens.
 serve() {
-	local pid rc log=/tmp/srv.$1.log
-	run_timeout $(($2 + 60)) "$stress" -d "$dev" -g "$gid" -p "$port" -s \
-		--deadline $(($2 + 30)) >"$log" 2>&1 &
-	pid=$!
-	wait_for 15 grep -q listening "$log"
-	vm_send "up-$1" "$?"
-	wait "$pid"
-	rc=$?
-	tap_result $rc "$1: server ran to the end, its checks passed"
-	sed 's/^#* */#   /' "$log"
+	prog_serve "$1" $(($2 + 60)) "$1: server ran to the end, its checks passed" \
+		"$stress" -d "$dev" -g "$gid" -p "$port" -s --deadline $(($2 + 30))
+	sed 's/^#* */#   /' "/tmp/srv.$1.log"
 }
 
 # drive NAME COUNT DEADLINE: A's client, once B's server listens.
 drive() {
-	local up t0 rc
-	up=$(vm_recv "up-$1" 120)
-	if [ "$up" != 0 ]; then
+	if ! prog_drive "$1" 120 $(($3 + 30)) "$stress" -d "$dev" -g "$gid" \
+		-p "$port" -n "$2" --deadline "$3" "${opts[@]}" "$VROCE_PEER_IP4"; then
 		tap_fail "$1: server is listening"
 		return
 	fi
-	t0=$(date +%s)
-	run_timeout $(($3 + 30)) "$stress" -d "$dev" -g "$gid" -p "$port" \
-		-n "$2" --deadline "$3" "${opts[@]}" "$VROCE_PEER_IP4" \
-		>"/tmp/cli.$1.log" 2>"/tmp/cli.$1.err"
-	rc=$?
-	relay "$1" "/tmp/cli.$1.log"
-	tap_result $? "$1: client printed a plan"
-	tap_result $rc "$1: client exit status $rc, $2 messages in $(($(date +%s) - t0)) s"
+	tap_result "$prog_plan" "$1: client printed a plan"
+	tap_result "$prog_rc" "$1: client exit status $prog_rc, $2 messages in $prog_secs s"
 	[ -s "/tmp/cli.$1.err" ] && sed 's/^/#   /' "/tmp/cli.$1.err"
 }
 

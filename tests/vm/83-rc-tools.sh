@@ -32,15 +32,7 @@
 . "$(dirname "$0")/_vroce.sh"
 . "$(dirname "$0")/_tools.sh"
 
-case $VROCE_ROLE in
-a) kind=${VROCE_TOOLS_A:-rxe} ;;
-b) kind=${VROCE_TOOLS_B:-rxe} ;;
-*) tap_bail "needs a VM pair (vm: pair)" ;;
-esac
-case $kind in
-rxe | vroce) ;;
-*) tap_bail "VROCE_TOOLS_${VROCE_ROLE^^}=$kind: want rxe or vroce" ;;
-esac
+pair_kind VROCE_TOOLS rxe
 
 # setup: the device, its port and its two GIDs; fails at the first miss.
 setup() {
@@ -53,13 +45,11 @@ setup() {
 	rc=$?
 	tap_result $rc "$dev port active"
 	[ $rc -eq 0 ] || return 1
-	wait_for 10 vm_gid_index "$dev" "$VROCE_SELF_IP4"
-	gid4=$(vm_gid_index "$dev" "$VROCE_SELF_IP4")
+	gid4=$(dev_gid "$VROCE_SELF_IP4" 10)
 	rc=$?
 	tap_result $rc "RoCE v2 GID of $VROCE_SELF_IP4: index $gid4"
 	[ $rc -eq 0 ] || return 1
-	wait_for 15 vm_gid_index "$dev" "$VROCE_SELF_IP6"
-	gid6=$(vm_gid_index "$dev" "$VROCE_SELF_IP6")
+	gid6=$(dev_gid "$VROCE_SELF_IP6" 15)
 	rc=$?
 	tap_result $rc "RoCE v2 GID of $VROCE_SELF_IP6: index $gid6"
 	[ $rc -eq 0 ]
@@ -82,17 +72,11 @@ t_start=$SECONDS
 # wait for it to finish. A server that outlives its client by 30 s (5 s
 # if the client failed) is stopped.
 serve() {
-	local log=/tmp/tools.$n.srv pid rc up=0 crc problems
-	timeout -k 5 150 "${srv[@]}" >"$log" 2>&1 &
-	pid=$!
-	tool_wait_listen "$pid" || up=1
+	local log=/tmp/tools.$n.srv rc up=0 crc problems
+	tool_serve "$log" || up=1
 	vm_send "up.$n" "$up"
 	crc=$(vm_recv "done.$n" 200)
-	if [ "$crc" = 0 ]; then
-		tool_reap "$pid" 30
-	else
-		tool_reap "$pid" 5
-	fi
+	tool_reap "$crc"
 	rc=$?
 	[ $rc -eq 0 ] && problems=$(tool_check server "$log")
 	if [ $rc -eq 0 ] && [ -z "$problems" ]; then
@@ -103,7 +87,7 @@ serve() {
 	[ $up -eq 0 ] || tap_diag "it never listened on port $tool_port"
 	[ $rc -eq 124 ] && tap_diag "timed out"
 	tap_diag "command: ${srv[*]} (status $rc)"
-	[ -n "$problems" ] && printf '%s\n' "$problems" | sed 's/^/# /'
+	tool_problems "$problems"
 	tool_log "$log"
 	tool_keep "$log"
 }
@@ -128,7 +112,7 @@ drive() {
 	fi
 	tap_fail "$1: client ($((SECONDS - t0)) s)"
 	tap_diag "command: ${cli[*]} (status $rc)"
-	[ -n "$problems" ] && printf '%s\n' "$problems" | sed 's/^/# /'
+	tool_problems "$problems"
 	tool_log "$log"
 	tool_keep "$log"
 }
@@ -154,14 +138,8 @@ run() {
 		sip4=$VROCE_PEER_IP4
 		sip=$peer
 	fi
-	case $type in
-	pp) desc="ibv_rc_pingpong $*" ;;
-	perftest) desc="$*" ;;
-	rping) desc="rping -V -C 10 $*" ;;
-	*) desc="$type $*" ;;
-	esac
-	desc="IPv$fam ${desc% }, ${server^^} serves"
 	tool_setup "$type" "$gid" $((19000 + n)) "$sip4" "$sip" "$peer" "$@"
+	desc="IPv$fam $tool_desc, ${server^^} serves"
 	if [ "$server" = "$VROCE_ROLE" ]; then
 		serve "$desc"
 		servers=$((servers + 1))

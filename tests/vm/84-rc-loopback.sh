@@ -27,22 +27,16 @@
 . "$(dirname "$0")/_vroce.sh"
 . "$(dirname "$0")/_tools.sh"
 
-kind=${VROCE_TOOLS_DEV:-rxe}
-case $kind in
-rxe | vroce) ;;
-*) tap_bail "VROCE_TOOLS_DEV=$kind: want rxe or vroce" ;;
-esac
+want_kind VROCE_TOOLS_DEV rxe
 
 tools_dev "$kind" || tap_bail "cannot set up $kind on eth0"
 tap_ok "$dev ($kind) on eth0, rdma_ucm loaded"
 vm_wait_port_active "$dev" 30 || tap_bail "$dev port not active"
 tap_ok "$dev port active"
-wait_for 10 vm_gid_index "$dev" "$VROCE_SELF_IP4"
-gid4=$(vm_gid_index "$dev" "$VROCE_SELF_IP4") ||
+gid4=$(dev_gid "$VROCE_SELF_IP4" 10) ||
 	tap_bail "no RoCE v2 GID of $VROCE_SELF_IP4"
 tap_ok "RoCE v2 GID of $VROCE_SELF_IP4: index $gid4"
-wait_for 15 vm_gid_index "$dev" "$VROCE_SELF_IP6"
-gid6=$(vm_gid_index "$dev" "$VROCE_SELF_IP6") ||
+gid6=$(dev_gid "$VROCE_SELF_IP6" 15) ||
 	tap_bail "no RoCE v2 GID of $VROCE_SELF_IP6"
 tap_ok "RoCE v2 GID of $VROCE_SELF_IP6: index $gid6"
 
@@ -53,40 +47,26 @@ t_start=$SECONDS
 # the GID of FAMILY (4 or 6).
 run() {
 	local fam=$1 type=$2 gid=$gid4 ip=$VROCE_SELF_IP4 desc
-	local slog clog pid up=0 rc src t0 problems=
+	local slog clog up=0 rc src t0 problems=
 	shift 2
 	n=$((n + 1))
 	if [ "$fam" = 6 ]; then
 		gid=$gid6
 		ip=$VROCE_SELF_IP6
 	fi
-	case $type in
-	pp) desc="ibv_rc_pingpong $*" ;;
-	perftest) desc="$*" ;;
-	rping) desc="rping -V -C 10 $*" ;;
-	*) desc="$type $*" ;;
-	esac
-	desc="IPv$fam ${desc% }"
 	tool_setup "$type" "$gid" $((19000 + n)) "$VROCE_SELF_IP4" "$ip" "$ip" "$@"
+	desc="IPv$fam $tool_desc"
 	slog=/tmp/tools.$n.srv
 	clog=/tmp/tools.$n.cli
 	t0=$SECONDS
-	timeout -k 5 150 "${srv[@]}" >"$slog" 2>&1 &
-	pid=$!
-	if tool_wait_listen "$pid"; then
+	if tool_serve "$slog"; then
 		run_timeout 120 "${cli[@]}" >"$clog" 2>&1
 		rc=$?
 	else
 		up=1
 		rc=1
 	fi
-	# A server that outlives its client by 30 s (5 s if the client
-	# failed) is stopped.
-	if [ $rc -eq 0 ]; then
-		tool_reap "$pid" 30
-	else
-		tool_reap "$pid" 5
-	fi
+	tool_reap "$rc"
 	src=$?
 	if [ $rc -eq 0 ] && [ $src -eq 0 ]; then
 		problems=$(tool_check server "$slog"; tool_check client "$clog")
@@ -97,7 +77,7 @@ run() {
 	fi
 	tap_fail "$desc ($((SECONDS - t0)) s)"
 	[ $src -eq 124 ] && tap_diag "the server timed out"
-	[ -n "$problems" ] && printf '%s\n' "$problems" | sed 's/^/# /'
+	tool_problems "$problems"
 	tap_diag "server: ${srv[*]} (status $src)"
 	tool_log "$slog"
 	if [ $up -eq 0 ]; then

@@ -32,15 +32,7 @@
 . "$(dirname "$0")/_vroce.sh"
 . "$(dirname "$0")/_nvmeof.sh"
 
-case $VROCE_ROLE in
-a) kind=${VROCE_NVME_A:-vroce} ;;
-b) kind=${VROCE_NVME_B:-vroce} ;;
-*) tap_bail "needs a VM pair (vm: pair)" ;;
-esac
-case $kind in
-vroce | rxe) ;;
-*) tap_bail "VROCE_NVME_${VROCE_ROLE^^}=$kind: want vroce or rxe" ;;
-esac
+pair_kind VROCE_NVME vroce
 
 if [ "$VROCE_ROLE" = a ]; then
 	tap_plan $((2 + 2 * 9 + 6))
@@ -105,7 +97,7 @@ target_cycle() {
 
 # host_cycle FAM ADDR NQN (A): 9 TAP lines.
 host_cycle() {
-	local fam=$1 addr=$2 nqn=$3 pre="IPv$1:" target no_host no_ns no_data ns
+	local fam=$1 addr=$2 nqn=$3 pre="IPv$1:" target no_host no_ns no_data
 	local sum=none ram
 	rm -f "$work/ctrl" "$work/ns"
 	target=$(vm_recv "target$fam" 120)
@@ -116,18 +108,7 @@ host_cycle() {
 	no_ns=$no_host
 	step "$no_ns" 60 "$pre namespace block device, size of B's /dev/ram0" \
 		wait_ns "$sectors" || no_ns=${no_ns:-"no namespace"}
-	ns=$(cat "$work/ns" 2>/dev/null)
-	no_data=$no_ns
-	step "$no_data" 180 "$pre write 16 MiB, 1 MiB O_DIRECT blocks" \
-		write_big "$ns" || no_data=${no_data:-"the 16 MiB write failed"}
-	step "$no_data" 120 "$pre write 64 x 4 KiB O_DIRECT at 4 KiB block 1000, read back" \
-		write_4k "$ns"
-	step "$no_data" 60 "$pre write 7 logical blocks O_DIRECT at block 9" \
-		write_lb "$ns"
-	step "$no_data" 180 "$pre read 16 MiB back (1 MiB O_DIRECT), same bytes" \
-		read_back "$ns"
-	step "$no_data" 180 "$pre two readers at once (256 KiB O_DIRECT), same bytes" \
-		read_parallel "$ns"
+	host_data "$no_ns" "$pre" "at once"
 	if [ -z "$no_data" ] && [ -f "$work/exp" ]; then
 		sum=$(sha256sum <"$work/exp")
 		sum=${sum%% *}

@@ -42,11 +42,7 @@
 . "$(dirname "$0")/_vroce.sh"
 . "$(dirname "$0")/_nvmeof.sh"
 
-kind=${VROCE_NVME_DEV:-vroce}
-case $kind in
-vroce | rxe) ;;
-*) tap_bail "VROCE_NVME_DEV=$kind: want vroce or rxe" ;;
-esac
+want_kind VROCE_NVME_DEV vroce
 
 tap_plan $((4 + 2 * 12 + 6))
 
@@ -75,7 +71,7 @@ step "" 60 "RAM disk /dev/ram0 (brd, 64 MiB)" ramdisk ||
 # cycle FAM ADDR PORT: 12 TAP lines.
 cycle() {
 	local fam=$1 addr=$2 port=$3 nqn="nqn.2024-01.org.vroce:nvmeof-ipv$1"
-	local pre="IPv$fam:" no_tgt=$no_mods no_host no_ns no_data ns t0=$SECONDS
+	local pre="IPv$fam:" no_tgt=$no_mods no_host no_ns no_data t0=$SECONDS
 	rm -f "$work/ctrl" "$work/ns"
 
 	step "" 30 "$pre RoCE v2 GID of $addr on $dev" \
@@ -88,18 +84,7 @@ cycle() {
 	no_ns=$no_host
 	step "$no_ns" 60 "$pre namespace block device, size of /dev/ram0" \
 		wait_ns "$(cat /sys/block/ram0/size)" || no_ns=${no_ns:-"no namespace"}
-	ns=$(cat "$work/ns" 2>/dev/null)
-	no_data=$no_ns
-	step "$no_data" 180 "$pre write 16 MiB, 1 MiB O_DIRECT blocks" \
-		write_big "$ns" || no_data=${no_data:-"the 16 MiB write failed"}
-	step "$no_data" 120 "$pre write 64 x 4 KiB O_DIRECT at 4 KiB block 1000, read back" \
-		write_4k "$ns"
-	step "$no_data" 60 "$pre write 7 logical blocks O_DIRECT at block 9" \
-		write_lb "$ns"
-	step "$no_data" 180 "$pre read 16 MiB back (1 MiB O_DIRECT), same bytes" \
-		read_back "$ns"
-	step "$no_data" 180 "$pre two readers on two CPUs (256 KiB O_DIRECT), same bytes" \
-		read_parallel "$ns"
+	host_data "$no_ns" "$pre" "on two CPUs"
 	step "$no_data" 60 "$pre /dev/ram0 holds the same bytes" ram_matches
 	step "$no_host" 90 "$pre disconnect (delete_controller)" disconnect
 	step "$no_mods" 90 "$pre target torn down (configfs empty)" \

@@ -10,6 +10,9 @@
 #   nvme_dev KIND            create the RDMA device of KIND on eth0 (vroce:
 #                            vroce0, rxe: rxe0); sets and exports $dev, $kind
 #   step NEED S DESC CMD...  one TAP line for CMD (below)
+#   host_data NEED PRE READERS
+#                            the host's five data steps on the namespace
+#                            (below); sets $no_data
 #   failure_info             dmesg tail and the port counters, as diagnostics
 #   res_mark                 remember what rdma resource show says of $dev
 #   res_back                 $dev's PDs, QPs, cm_ids, MRs are back to what
@@ -34,20 +37,12 @@ export work=/tmp/nvmeof
 mkdir -p "$work"
 steplog=$work/step.log
 
+# nvme_dev KIND: kind_dev KIND, with $dev and $kind exported for the
+# commands that step runs.
 nvme_dev() {
 	kind=$1
-	case $kind in
-	vroce) dev=vroce0 ;;
-	rxe) dev=rxe0 ;;
-	*) return 2 ;;
-	esac
 	export dev kind
-	if [ "$kind" = rxe ]; then
-		modprobe rdma_rxe && rdma link add rxe0 type rxe netdev eth0
-	else
-		# shellcheck disable=SC2154 # rdma_err: set by rdma_add
-		rdma_add vroce0 eth0 || { echo "$rdma_err"; false; }
-	fi
+	kind_dev "$1"
 }
 
 # The tail of the kernel log and the device's counters, after a failure.
@@ -327,6 +322,29 @@ ram_matches() {
 	[ "$sum" = "$1" ] && return 0
 	echo "sha256 $sum, the host wrote $1"
 	return 1
+}
+
+# host_data NEED PRE READERS: the data steps of the host on the
+# namespace of the last connect ($work/ns), 5 TAP lines named "PRE ...":
+# the 16 MiB write, the 4 KiB and the logical block writes, the read back
+# and the parallel read ("two readers READERS"). Skipped with NEED as the
+# reason if it is not empty, and the last four if the 16 MiB write
+# failed. Sets no_data (the caller's): empty if the data was written,
+# else why not.
+host_data() {
+	local ns
+	ns=$(cat "$work/ns" 2>/dev/null)
+	no_data=$1
+	step "$no_data" 180 "$2 write 16 MiB, 1 MiB O_DIRECT blocks" \
+		write_big "$ns" || no_data=${no_data:-"the 16 MiB write failed"}
+	step "$no_data" 120 "$2 write 64 x 4 KiB O_DIRECT at 4 KiB block 1000, read back" \
+		write_4k "$ns"
+	step "$no_data" 60 "$2 write 7 logical blocks O_DIRECT at block 9" \
+		write_lb "$ns"
+	step "$no_data" 180 "$2 read 16 MiB back (1 MiB O_DIRECT), same bytes" \
+		read_back "$ns"
+	step "$no_data" 180 "$2 two readers $3 (256 KiB O_DIRECT), same bytes" \
+		read_parallel "$ns"
 }
 
 # ---- afterwards --------------------------------------------------------

@@ -9,9 +9,13 @@
 #                          KIND (rxe: rxe0, vroce: vroce0) on eth0; sets $dev
 #   tool_setup TYPE GID PORT SRV_IP4 SRV_IP PEER_IP [ARGS...]
 #                          describe one run of a tool on $dev (below)
+#   tool_serve LOG         start the server of the run, its output in LOG;
+#                          sets $tool_pid, succeeds once it listens
 #   tool_wait_listen PID   wait until the server just started listens
 #   tool_check SIDE FILE   the output of a run that exited 0 looks right
-#   tool_reap PID S        wait for a server, stopping it after S seconds
+#   tool_reap CRC          wait for the server after its client exited with
+#                          status CRC, stopping it if it runs on
+#   tool_problems TEXT     what tool_check printed, as TAP diagnostics
 #   tool_log FILE [N]      the last N (12) lines of a log as TAP diagnostics
 #   tool_keep FILE...      copy logs to the results directory ($VROCE_OUT)
 #
@@ -24,8 +28,9 @@
 # SRV_IP4 the server's IPv4 address, SRV_IP its address of the family
 # under test, PEER_IP the address the other end's GID is made from. It
 # sets srv and cli (the server's and client's command lines), tool_type,
-# tool_port, tool_listen (tcp or cm) and tool_peer_gid (the other end's
-# GID as the tool prints it).
+# tool_port, tool_listen (tcp or cm), tool_peer_gid (the other end's GID
+# as the tool prints it) and tool_desc (the run in words, e.g.
+# "ibv_rc_pingpong -s 1 -n 20", "ib_read_lat -s 2 -n 200", "ucmatose").
 #
 # ibv_rc_pingpong and perftest exchange their QP data over a TCP side
 # channel that ibv_rc_pingpong's server opens on IPv4 only (getaddrinfo
@@ -73,27 +78,40 @@ tool_setup() {
 		cli=("${srv[@]}" "$sip4")
 		tool_listen=tcp
 		tool_peer_gid=$(pp_gid "$peer")
+		tool_desc="ibv_rc_pingpong $*"
 		;;
 	perftest)
 		srv=("$1" -d "$dev" -x "$gid" -p "$port" -F "${@:2}")
 		cli=("${srv[@]}" "$sip4")
 		tool_listen=tcp
 		tool_peer_gid=$(perftest_gid "$peer")
+		tool_desc="$*"
 		;;
 	rping)
 		srv=(rping -s -a "$sip" -p "$port" -V -C 10 "$@")
 		cli=(rping -c -a "$sip" -p "$port" -V -C 10 "$@")
 		tool_listen=cm
 		tool_peer_gid=
+		tool_desc="rping -V -C 10 $*"
 		;;
 	ucmatose)
 		srv=(ucmatose -b "$sip" -p "$port" "$@")
 		cli=(ucmatose -s "$sip" -p "$port" "$@")
 		tool_listen=cm
 		tool_peer_gid=
+		tool_desc="ucmatose $*"
 		;;
 	*) return 1 ;;
 	esac
+	tool_desc=${tool_desc% }
+}
+
+# tool_serve LOG: start the server ($srv) under a limit of 150 s, its
+# output in LOG, its PID in $tool_pid; succeeds once it listens.
+tool_serve() {
+	timeout -k 5 150 "${srv[@]}" >"$1" 2>&1 &
+	tool_pid=$!
+	tool_wait_listen "$tool_pid"
 }
 
 # A TCP socket in state LISTEN on port $1 (/proc/net/tcp{,6}, no forks).
@@ -157,19 +175,27 @@ tool_check() {
 	esac
 }
 
-# tool_reap PID S: the server's exit status; if it runs S seconds more,
-# it is stopped (timeout(1), which PID is, passes SIGTERM on).
+# tool_reap CRC: the exit status of the server $tool_pid, whose client
+# exited with status CRC. A server that outlives its client by 30 s (5 s
+# if the client failed) is stopped (timeout(1), which $tool_pid is,
+# passes SIGTERM on).
 tool_reap() {
-	local end=$((SECONDS + $2))
-	while kill -0 "$1" 2>/dev/null; do
+	local s=5 end
+	[ "$1" = 0 ] && s=30
+	end=$((SECONDS + s))
+	while kill -0 "$tool_pid" 2>/dev/null; do
 		if [ "$SECONDS" -ge "$end" ]; then
-			tap_diag "server still running $2 s after its client: stopping it"
-			kill "$1" 2>/dev/null
+			tap_diag "server still running $s s after its client: stopping it"
+			kill "$tool_pid" 2>/dev/null
 			break
 		fi
 		_vm_sleep
 	done
-	wait "$1"
+	wait "$tool_pid"
+}
+
+tool_problems() {
+	[ -z "$1" ] || printf '%s\n' "$1" | sed 's/^/# /'
 }
 
 tool_log() {

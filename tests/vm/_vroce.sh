@@ -10,7 +10,16 @@
 #   dmesg_has TEXT           the kernel log contains TEXT
 #   rdma_add NAME NETDEV     rdma link add NAME type vroce netdev NETDEV,
 #                            its error text (if any) in $rdma_err
+#   vroce_up                 vroce0 on eth0 with its IPv4 RoCE v2 GID, or
+#                            bail out
 #   hold_start DEV, hold_finish   a process holding DEV open (below)
+#   want_kind VAR DEFAULT    $kind (rxe or vroce) from $VAR, else DEFAULT;
+#                            bails out for any other
+#   pair_kind VAR DEFAULT    want_kind VAR_A or VAR_B, by this side's role;
+#                            bails out outside a pair
+#   kind_dev KIND            the RDMA device of KIND on eth0, in $dev
+#   dev_gid ADDR S           the index of $dev's RoCE v2 GID for ADDR, once
+#                            there (waits up to S seconds)
 
 wait_for() {
 	_wf_end=$(($(date +%s) + $1))
@@ -37,6 +46,14 @@ dmesg_has() {
 
 rdma_add() {
 	rdma_err=$(rdma link add "$1" type vroce netdev "$2" 2>&1)
+}
+
+# vroce_up: rdma_add vroce0 eth0, then wait up to 10 s for its RoCE v2
+# GID of $VROCE_SELF_IP4; bails out if either fails.
+vroce_up() {
+	rdma_add vroce0 eth0 || tap_bail "rdma link add failed: $rdma_err"
+	wait_for 10 vm_gid_index vroce0 "$VROCE_SELF_IP4" ||
+		tap_bail "no RoCE v2 GID for $VROCE_SELF_IP4"
 }
 
 # hold_start DEV: a process opens DEV, allocates a PD and waits (see
@@ -72,4 +89,39 @@ kind_dev() {
 	esac
 	modprobe "$([ "$1" = rxe ] && echo rdma_rxe || echo vroce)" &&
 		rdma link add "$dev" type "$1" netdev eth0
+}
+
+# want_kind VAR DEFAULT: the device kind, rxe or vroce, from the variable
+# VAR (DEFAULT if it is unset or empty) into $kind; bails out for any
+# other, saying "want DEFAULT or" the other one.
+# shellcheck disable=SC2154 # kind: set by the eval
+want_kind() {
+	eval "kind=\${$1:-\$2}"
+	case $kind in
+	rxe | vroce) ;;
+	*)
+		if [ "$2" = rxe ]; then
+			tap_bail "$1=$kind: want rxe or vroce"
+		else
+			tap_bail "$1=$kind: want vroce or rxe"
+		fi
+		;;
+	esac
+}
+
+# pair_kind VAR DEFAULT: want_kind for this side of a pair: VAR_A in A,
+# VAR_B in B; bails out if this is no pair.
+pair_kind() {
+	case ${VROCE_ROLE:-} in
+	a) want_kind "$1_A" "$2" ;;
+	b) want_kind "$1_B" "$2" ;;
+	*) tap_bail "needs a VM pair (vm: pair)" ;;
+	esac
+}
+
+# dev_gid ADDR S: print the index of $dev's RoCE v2 GID for ADDR, waiting
+# up to S seconds for it to appear; fails if it does not.
+dev_gid() {
+	wait_for "$2" vm_gid_index "$dev" "$1"
+	vm_gid_index "$dev" "$1"
 }

@@ -14,6 +14,8 @@
 #                         output as diagnostics
 #   tap_skip DESC REASON  "ok N DESC # SKIP REASON"
 #   tap_diag MSG...       "# MSG"
+#   tap_relay NAME FILE   a program's TAP output in FILE as checks of this
+#                         script, named "NAME: ..."; fails if it has no plan
 #   tap_bail MSG          "Bail out! MSG" and exit 1
 #   tap_done              print the plan if none was given, report a plan
 #                         mismatch, exit 1 if anything failed, else 0
@@ -99,6 +101,27 @@ tap_check() { # DESC CMD...
 		tap_diag "command: $* (status $_rc)"
 		printf '%s\n' "$_out" | sed 's/^/#   /'
 	fi
+}
+
+# tap_relay NAME FILE: the "ok", "not ok" (and "Bail out!", as a failed
+# check) lines of a program's TAP output as checks of this script, each
+# named "NAME: DESC"; other lines as diagnostics. Fails if FILE has no
+# plan line.
+tap_relay() {
+	_tr_plan=
+	while IFS= read -r _tr_line; do
+		case $_tr_line in
+		"ok "[0-9]*" - # SKIP "*)
+			tap_skip "$1: ${_tr_line#ok * - \# SKIP }" "" ;;
+		"ok "[0-9]*) tap_ok "$1: ${_tr_line#ok * - }" ;;
+		"not ok "[0-9]*) tap_fail "$1: ${_tr_line#not ok * - }" ;;
+		"Bail out!"*) tap_fail "$1: ${_tr_line#Bail out! }" ;;
+		1..[0-9]*) _tr_plan=${_tr_line#1..} ;;
+		"#"*) echo "$_tr_line" ;;
+		*) echo "# $_tr_line" ;;
+		esac
+	done <"$2"
+	[ -n "$_tr_plan" ]
 }
 
 tap_bail() {

@@ -3,10 +3,14 @@
  * Address handles. ib_core has already resolved the destination MAC
  * through the neighbour table (ib_resolve_eth_dmac) and looked up the
  * source GID's attributes; we check that the AH is a RoCE v2 one and give
- * it a number that UD send WQEs name (struct vroce_create_ah_resp).
+ * it a number that UD send WQEs name (struct vroce_create_ah_resp). The
+ * send path looks the number up without a lock (vroce_ah_dest_get()).
  *
  * Copyright (c) 2026 the vroce developers
  */
+#include <linux/rcupdate.h>
+#include <linux/slab.h>
+
 #include "vroce.h"
 
 static int vroce_ah_check(const struct rdma_ah_attr *attr)
@@ -28,22 +32,28 @@ int vroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	struct vroce_dev *vdev = to_vdev(ibah->device);
 	struct vroce_ah *ah = to_vah(ibah);
 	struct vroce_create_ah_resp resp = {};
+	gfp_t gfp = init->flags & RDMA_CREATE_AH_SLEEPABLE ? GFP_KERNEL :
+							     GFP_ATOMIC;
 	int err;
 
 	err = vroce_ah_check(init->ah_attr);
-	if (!err)
-		err = vroce_path_from_attr(vdev, init->ah_attr, &ah->path);
 	if (err)
 		return err;
 	if (udata && !vroce_udata_in_ok(udata, 0))
 		return -EOPNOTSUPP;
+	ah->dest = kzalloc(sizeof(*ah->dest), gfp);
+	if (!ah->dest)
+		return -ENOMEM;
+	ah->dest->pd = ibah->pd;
+	err = vroce_path_from_attr(vdev, init->ah_attr, &ah->dest->path);
+	if (err)
+		goto free;
 	if (atomic_inc_return(&vdev->n_ah) > VROCE_MAX_AH) {
 		err = -ENOMEM;
 		goto dec;
 	}
-	err = xa_alloc_bh(&vdev->ahs, &ah->num, ah, XA_LIMIT(1, VROCE_MAX_AH),
-		       init->flags & RDMA_CREATE_AH_SLEEPABLE ?
-		       GFP_KERNEL : GFP_ATOMIC);
+	err = xa_alloc_bh(&vdev->ahs, &ah->num, ah->dest,
+			  XA_LIMIT(1, VROCE_MAX_AH), gfp);
 	if (err)
 		goto dec;
 	rdma_copy_ah_attr(&ah->attr, init->ah_attr);
@@ -59,8 +69,13 @@ int vroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 erase:
 	rdma_destroy_ah_attr(&ah->attr);
 	xa_erase_bh(&vdev->ahs, ah->num);
+	atomic_dec(&vdev->n_ah);
+	kfree_rcu(ah->dest, rcu);	/* a sender may have found it */
+	return err;
 dec:
 	atomic_dec(&vdev->n_ah);
+free:
+	kfree(ah->dest);
 	return err;
 }
 
@@ -72,5 +87,26 @@ int vroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 	xa_erase_bh(&vdev->ahs, ah->num);
 	rdma_destroy_ah_attr(&ah->attr);
 	atomic_dec(&vdev->n_ah);
+	kfree_rcu(ah->dest, rcu);
 	return 0;
+}
+
+/*
+ * Copies the destination of AH @num into @p if the AH belongs to @pd.
+ * Lock-free: the destination of a destroyed AH outlives any reader.
+ */
+int vroce_ah_dest_get(struct vroce_dev *vdev, u32 num, const struct ib_pd *pd,
+		      struct vroce_path *p)
+{
+	const struct vroce_ah_dest *d;
+	int err = -EINVAL;
+
+	rcu_read_lock();
+	d = xa_load(&vdev->ahs, num);
+	if (d && d->pd == pd) {
+		*p = d->path;
+		err = 0;
+	}
+	rcu_read_unlock();
+	return err;
 }

@@ -19,17 +19,6 @@
 #include "vroce.h"
 #include "core/roce.h"
 
-static struct vroce_swqe *vroce_comp_tail(struct vroce_qp *qp)
-{
-	return &qp->req.swq[qp->req.tail & (qp->sq.entries - 1)];
-}
-
-static const struct vroce_send_wqe *vroce_comp_tail_wqe(struct vroce_qp *qp)
-{
-	return qp->req.wqes +
-	       (size_t)(qp->req.tail & (qp->sq.entries - 1)) * qp->sq.stride;
-}
-
 static unsigned long vroce_retry_jiffies(struct vroce_qp *qp)
 {
 	u64 ns = 4096ULL << qp->attrs.timeout;
@@ -61,6 +50,8 @@ static bool vroce_comp_resync(struct vroce_qp *qp)
 		return false;
 	req->resynced = true;
 	req->resync_psn = req->una;
+	/* The responder told us where it is: resend all from there. */
+	req->probe = false;
 	vroce_req_rewind(qp);
 	return true;
 }
@@ -82,6 +73,7 @@ static void vroce_retry_timeout(struct timer_list *t)
 	req->retries--;
 	req->resynced = true;
 	req->resync_psn = req->una;
+	req->probe = true;
 	vroce_req_rewind(qp);
 	kick = true;
 out:
@@ -120,13 +112,6 @@ void vroce_comp_stop(struct vroce_qp *qp)
 	del_timer_sync(&qp->req.rnr_timer);
 }
 
-static bool vroce_comp_is_rd_atomic(u8 opcode)
-{
-	return opcode == IB_UVERBS_WR_RDMA_READ ||
-	       opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 /* The PSN a READ or atomic waits for a response to. */
 static u32 vroce_comp_resume_psn(struct vroce_qp *qp, struct vroce_swqe *sw)
 {
@@ -146,11 +131,11 @@ static bool vroce_comp_acked(struct vroce_qp *qp, u32 psn)
 	u32 last;
 
 	while (req->tail != req->head) {
-		sw = vroce_comp_tail(qp);
-		w = vroce_comp_tail_wqe(qp);
+		sw = vroce_swqe(qp, qp->req.tail);
+		w = vroce_swqe_wqe(qp, qp->req.tail);
 		if (!sw->started)
 			break;
-		if (vroce_comp_is_rd_atomic(w->opcode))
+		if (vroce_wr_is_rd_atomic(w->opcode))
 			return vroce_psn_before(psn,
 						vroce_comp_resume_psn(qp, sw));
 		last = vroce_psn_add(sw->first_psn, sw->npkts - 1);
@@ -266,8 +251,8 @@ static struct vroce_swqe *vroce_comp_answer(struct vroce_qp *qp, u32 psn,
 	}
 	if (req->tail == req->head)
 		return NULL;
-	sw = vroce_comp_tail(qp);
-	w = vroce_comp_tail_wqe(qp);
+	sw = vroce_swqe(qp, qp->req.tail);
+	w = vroce_swqe_wqe(qp, qp->req.tail);
 	if (!sw->started || w->opcode != wr_opcode ||
 	    psn != vroce_comp_resume_psn(qp, sw))
 		return NULL;
@@ -302,12 +287,12 @@ static void vroce_comp_read(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 static void vroce_comp_atomic(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 			      const u8 *bth, u32 psn)
 {
-	const struct vroce_send_wqe *w = vroce_comp_tail_wqe(qp);
+	const struct vroce_send_wqe *w = vroce_swqe_wqe(qp, qp->req.tail);
 	struct vroce_atmack ack;
 	struct vroce_swqe *sw;
 
 	if (qp->req.tail == qp->req.head ||
-	    !vroce_comp_is_rd_atomic(w->opcode) ||
+	    !vroce_wr_is_rd_atomic(w->opcode) ||
 	    w->opcode == IB_UVERBS_WR_RDMA_READ)
 		return;
 	sw = vroce_comp_answer(qp, psn, w->opcode);
@@ -332,6 +317,7 @@ static bool vroce_comp_progress(struct vroce_qp *qp, u32 old_una,
 	if (req->una != old_una || req->tail != old_tail) {
 		req->retries = qp->attrs.retry_cnt;
 		req->rnr_retries = qp->attrs.rnr_retry;
+		req->probe = false;
 		if (vroce_req_idle(qp))
 			del_timer(&req->retry_timer);
 		else

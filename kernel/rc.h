@@ -62,6 +62,7 @@ struct vroce_req {
 	bool rnr_wait;			/* an RNR NAK timer runs */
 	bool blocked;			/* the engine waits for the completer */
 	bool resynced;
+	bool probe;			/* timed out: only una goes out */
 	struct timer_list retry_timer;
 	struct timer_list rnr_timer;
 };

@@ -22,28 +22,6 @@
 /* Packets of a long message between two ACK requests. */
 #define VROCE_ACK_EVERY		64
 
-static u32 vroce_req_slot(struct vroce_qp *qp, u32 idx)
-{
-	return idx & (qp->sq.entries - 1);
-}
-
-static struct vroce_swqe *vroce_swqe(struct vroce_qp *qp, u32 idx)
-{
-	return &qp->req.swq[vroce_req_slot(qp, idx)];
-}
-
-static struct vroce_send_wqe *vroce_swqe_wqe(struct vroce_qp *qp, u32 idx)
-{
-	return qp->req.wqes + (size_t)vroce_req_slot(qp, idx) * qp->sq.stride;
-}
-
-static bool vroce_wr_is_rd_atomic(u8 opcode)
-{
-	return opcode == IB_UVERBS_WR_RDMA_READ ||
-	       opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
-}
-
 static bool vroce_wr_is_write(u8 opcode)
 {
 	return opcode == IB_UVERBS_WR_RDMA_WRITE ||
@@ -148,6 +126,7 @@ void vroce_req_reset(struct vroce_qp *qp)
 	req->rnr_wait = false;
 	req->blocked = false;
 	req->resynced = false;
+	req->probe = false;
 	spin_unlock_bh(&req->lock);
 }
 
@@ -383,7 +362,8 @@ static struct sk_buff *vroce_req_data(struct vroce_qp *qp,
 	t.dqpn = qp->attrs.dest_qp_num;
 	t.paylen = min(req->mtu, sw->len - req->next_off);
 	t.ackreq = qp->ibqp.qp_type == IB_QPT_RC &&
-		   (last || idx % VROCE_ACK_EVERY == VROCE_ACK_EVERY - 1);
+		   (last || req->probe ||
+		    idx % VROCE_ACK_EVERY == VROCE_ACK_EVERY - 1);
 	t.se = last && (w->flags & VROCE_WQE_SOLICITED);
 	t.reth.va = w->u.rdma.remote_addr;
 	t.reth.rkey = w->u.rdma.rkey;
@@ -470,6 +450,16 @@ static bool vroce_req_may_send(struct vroce_qp *qp, struct vroce_swqe *sw,
 	if (qp->ibqp.qp_type != IB_QPT_RC)
 		return true;
 	if (vroce_psn_diff(req->next_psn, req->una) >= VROCE_REQ_WINDOW)
+		return false;
+	/*
+	 * After a timeout only the oldest unacknowledged packet goes out, as
+	 * a probe: its acknowledgement says how far the responder got, and
+	 * the rest follows from there (vroce_comp_progress()). Resending the
+	 * whole window on every timeout floods a slow link with duplicates
+	 * (and duplicate READs answer in full), so that timeouts feed more
+	 * timeouts.
+	 */
+	if (req->probe && req->next_psn != req->una)
 		return false;
 	if (vroce_wr_is_rd_atomic(w->opcode) && req->rd_out >= max_rd)
 		return false;

@@ -120,14 +120,20 @@ void vroce_resp_flush(struct vroce_qp *qp)
 	spin_unlock_bh(&qp->resp.lock);
 }
 
+/* Every answer goes to the peer QP and carries our current MSN. */
+static void vroce_resp_address(struct vroce_qp *qp, struct vroce_txpkt *t)
+{
+	t->dqpn = qp->attrs.dest_qp_num;
+	t->aeth.msn = qp->resp.msn & VROCE_MSN_MASK;
+}
+
 static void vroce_resp_queue(struct vroce_qp *qp, struct vroce_txpkt *t,
 			     struct sk_buff_head *q, u8 **payload)
 {
 	struct sk_buff *skb;
 	u8 *p;
 
-	t->dqpn = qp->attrs.dest_qp_num;
-	t->aeth.msn = qp->resp.msn & VROCE_MSN_MASK;
+	vroce_resp_address(qp, t);
 	skb = vroce_pkt_build(t, payload ? payload : &p, GFP_ATOMIC);
 	if (skb)
 		__skb_queue_tail(q, skb);
@@ -174,6 +180,7 @@ static void vroce_resp_read_reply(struct vroce_qp *qp, struct vroce_mr *mr,
 	bool first, last;
 	u8 *p;
 
+	vroce_resp_address(qp, &t);
 	do {
 		n = min(mtu, len - off);
 		first = off == 0;
@@ -188,8 +195,6 @@ static void vroce_resp_read_reply(struct vroce_qp *qp, struct vroce_mr *mr,
 			t.opcode = VROCE_OP_RC_RDMA_READ_RESP_MIDDLE;
 		t.psn = psn;
 		t.paylen = n;
-		t.dqpn = qp->attrs.dest_qp_num;
-		t.aeth.msn = qp->resp.msn & VROCE_MSN_MASK;
 		/* The MR's pages go out as fragments, without a copy. */
 		skb = n ? vroce_pkt_build_mr(&t, mr, va + off) :
 			  vroce_pkt_build(&t, &p, GFP_ATOMIC);

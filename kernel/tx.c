@@ -55,21 +55,14 @@ void vroce_tx_kick(struct vroce_qp *qp)
 		queue_work(vroce_wq, &qp->tx_work);
 }
 
-/* The UD destination of AH @num of the QP's PD, copied under the lock. */
+/* The UD destination of AH @num of the QP's PD, from this QP's port. */
 static int vroce_ud_path(struct vroce_qp *qp, u32 num, struct vroce_path *p)
 {
-	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
-	struct vroce_ah *ah;
-	int err = -EINVAL;
+	int err = vroce_ah_dest_get(to_vdev(qp->ibqp.device), num,
+				    qp->ibqp.pd, p);
 
-	xa_lock_bh(&vdev->ahs);
-	ah = xa_load(&vdev->ahs, num);
-	if (ah && ah->ibah.pd == qp->ibqp.pd) {
-		*p = ah->path;
+	if (!err)
 		p->sport = vroce_udp_sport(qp->ibqp.qp_num);
-		err = 0;
-	}
-	xa_unlock_bh(&vdev->ahs);
 	return err;
 }
 

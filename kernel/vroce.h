@@ -65,7 +65,7 @@ struct vroce_dev {
 	struct xarray keys;		/* key index -> vroce_mr or vroce_mw */
 	u32 next_key;			/* cyclic allocation of key indices */
 	u8 *key_bytes;			/* last key byte of each key index */
-	struct xarray ahs;		/* ah_num -> vroce_ah */
+	struct xarray ahs;		/* ah_num -> vroce_ah_dest */
 	struct xarray qps;		/* qpn -> vroce_qp */
 	atomic64_t counters[VROCE_CNT_MAX];
 };
@@ -187,11 +187,23 @@ struct vroce_mw {
 	u32 qpn;			/* type 2: the QP it was bound on */
 };
 
+/*
+ * Where an AH sends, resolved once at creation. The UD send path finds it
+ * by number without a lock: ib_core frees the AH itself as soon as
+ * destroy_ah returns (which may run in atomic context), so the part the
+ * send path reads lives apart and goes after a grace period.
+ */
+struct vroce_ah_dest {
+	struct rcu_head rcu;
+	const struct ib_pd *pd;
+	struct vroce_path path;
+};
+
 struct vroce_ah {
 	struct ib_ah ibah;
 	u32 num;			/* named by UD send WQEs */
 	struct rdma_ah_attr attr;
-	struct vroce_path path;		/* resolved once, at creation */
+	struct vroce_ah_dest *dest;
 };
 
 struct vroce_srq {
@@ -248,6 +260,28 @@ struct vroce_qp {
 	bool dying;			/* destroy: nothing may kick the engine */
 	int err_event;			/* enum ib_event_type to raise, or -1 */
 };
+
+/* The requester's WQE number @idx (a count since reset): its state. */
+static inline struct vroce_swqe *vroce_swqe(struct vroce_qp *qp, u32 idx)
+{
+	return &qp->req.swq[idx & (qp->sq.entries - 1)];
+}
+
+/* ... and the copy of the WQE itself. */
+static inline struct vroce_send_wqe *vroce_swqe_wqe(struct vroce_qp *qp,
+						    u32 idx)
+{
+	return qp->req.wqes +
+	       (size_t)(idx & (qp->sq.entries - 1)) * qp->sq.stride;
+}
+
+/* READs and atomics: answered by responses, limited by max_rd_atomic. */
+static inline bool vroce_wr_is_rd_atomic(u8 opcode)
+{
+	return opcode == IB_UVERBS_WR_RDMA_READ ||
+	       opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+}
 
 /* UD and the GSI QP (QP1) carry datagrams; RC and UC are connected. */
 static inline bool vroce_qp_is_ud(const struct vroce_qp *qp)
@@ -383,6 +417,8 @@ int vroce_key_invalidate(struct vroce_qp *qp, u32 rkey);
 int vroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		    struct ib_udata *udata);
 int vroce_destroy_ah(struct ib_ah *ibah, u32 flags);
+int vroce_ah_dest_get(struct vroce_dev *vdev, u32 num, const struct ib_pd *pd,
+		      struct vroce_path *p);
 
 /* srq.c: shared receive queues */
 int vroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,

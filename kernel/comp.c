@@ -41,6 +41,12 @@ void vroce_comp_arm(struct vroce_qp *qp, bool restart)
 		mod_timer(t, jiffies + vroce_retry_jiffies(qp));
 }
 
+/* A loss: less in flight, so that recovery resends less (rc.h). */
+static void vroce_comp_shrink(struct vroce_req *req)
+{
+	req->window = max_t(u32, req->window / 2, VROCE_REQ_MIN_WINDOW);
+}
+
 /* Goes back to una once for each una; false if it did already. */
 static bool vroce_comp_resync(struct vroce_qp *qp)
 {
@@ -52,6 +58,7 @@ static bool vroce_comp_resync(struct vroce_qp *qp)
 	req->resync_psn = req->una;
 	/* The responder told us where it is: resend all from there. */
 	req->probe = false;
+	vroce_comp_shrink(req);
 	vroce_req_rewind(qp);
 	return true;
 }
@@ -74,6 +81,7 @@ static void vroce_retry_timeout(struct timer_list *t)
 	req->resynced = true;
 	req->resync_psn = req->una;
 	req->probe = true;
+	vroce_comp_shrink(req);
 	vroce_req_rewind(qp);
 	kick = true;
 out:
@@ -318,6 +326,8 @@ static bool vroce_comp_progress(struct vroce_qp *qp, u32 old_una,
 		req->retries = qp->attrs.retry_cnt;
 		req->rnr_retries = qp->attrs.rnr_retry;
 		req->probe = false;
+		if (req->window < VROCE_REQ_WINDOW)
+			req->window++;
 		if (vroce_req_idle(qp))
 			del_timer(&req->retry_timer);
 		else

@@ -14,6 +14,15 @@
 
 #include "limits.h"
 
+/*
+ * PSNs in flight before the requester waits for acknowledgements: at most
+ * VROCE_REQ_WINDOW; halved (down to VROCE_REQ_MIN_WINDOW) on each loss,
+ * since recovery resends all that follows a loss, and grown by one with
+ * each acknowledgement that makes progress.
+ */
+#define VROCE_REQ_WINDOW	128
+#define VROCE_REQ_MIN_WINDOW	32
+
 /* A gather or scatter list, checked and holding its MRs. */
 struct vroce_sgl {
 	const struct vroce_sge *sge;
@@ -54,6 +63,7 @@ struct vroce_req {
 	u32 una;
 	u32 psn_hi;
 	u32 rd_out;			/* READs and atomics in flight */
+	u32 window;			/* PSNs that may be in flight */
 	u32 mtu;			/* path MTU in bytes */
 	u32 resync_psn;			/* una when we last went back for it */
 	u8 retries;			/* left for this una */

@@ -17,8 +17,6 @@
 #include "vroce.h"
 #include "core/roce.h"
 
-/* PSNs in flight before the engine waits for acknowledgements. */
-#define VROCE_REQ_WINDOW	128
 /* Packets of a long message between two ACK requests. */
 #define VROCE_ACK_EVERY		64
 
@@ -102,6 +100,7 @@ void vroce_req_start(struct vroce_qp *qp)
 	req->next_psn = qp->attrs.sq_psn;
 	req->una = req->next_psn;
 	req->psn_hi = req->next_psn;
+	req->window = VROCE_REQ_WINDOW;
 	req->retries = qp->attrs.retry_cnt;
 	req->rnr_retries = qp->attrs.rnr_retry;
 	req->mtu = qp->resp.mtu;
@@ -449,7 +448,7 @@ static bool vroce_req_may_send(struct vroce_qp *qp, struct vroce_swqe *sw,
 
 	if (qp->ibqp.qp_type != IB_QPT_RC)
 		return true;
-	if (vroce_psn_diff(req->next_psn, req->una) >= VROCE_REQ_WINDOW)
+	if (vroce_psn_diff(req->next_psn, req->una) >= req->window)
 		return false;
 	/*
 	 * After a timeout only the oldest unacknowledged packet goes out, as

@@ -131,11 +131,11 @@ gid=$(vm_gid_index vroce0 "$VROCE_SELF_IP4") ||
 	tap_bail "no RoCE v2 GID of $VROCE_SELF_IP4"
 pp=(ibv_rc_pingpong -d vroce0 -g "$gid" -p 18600 -m 1024 -s 4001 -n 101)
 timeout -k 5 60 "${pp[@]}" >/tmp/pp.srv 2>&1 &
-spid=$!
+tool_pid=$!
 wait_for 10 tcp_listening 18600
 run_timeout 60 "${pp[@]}" "$VROCE_SELF_IP4" >/tmp/pp.cli 2>&1
 rc=$?
-tool_reap "$spid" 10 || rc=1
+tool_reap $rc || rc=1
 tap_result $rc "ibv_rc_pingpong on vroce0, 101 x 4001 bytes"
 [ $rc -eq 0 ] || sed 's/^/#   /' /tmp/pp.srv /tmp/pp.cli
 
@@ -154,11 +154,11 @@ agree "after ibv_rc_pingpong"
 rp_srv=(rping -s -a "$VROCE_SELF_IP4" -p 18700 -V -C 3)
 rp_cli=(rping -c -a "$VROCE_SELF_IP4" -p 18700 -V -C 3)
 timeout -k 5 60 "${rp_srv[@]}" >/tmp/rp.srv 2>&1 &
-spid=$!
+tool_pid=$!
 wait_for 20 cm_listening 18700
 run_timeout 60 "${rp_cli[@]}" >/tmp/rp.cli 2>&1
 rc=$?
-tool_reap "$spid" 10 || rc=1
+tool_reap $rc || rc=1
 tap_result $rc "rping -V -C 3 over rdma_cm on vroce0"
 [ $rc -eq 0 ] || sed 's/^/#   /' /tmp/rp.srv /tmp/rp.cli
 snapshot vroce0

@@ -124,20 +124,37 @@ tap_result $? "quiet snapshot before traffic"
 tx0=${st[tx_packets]} rx0=${st[rx_packets]} drop0=${st[rx_dropped]}
 ptx0=${pc[port_xmit_packets]} prx0=${pc[port_rcv_packets]}
 
+# serve_drive NAME READY DESC SERVER... -- CLIENT...: the server in the
+# background until READY succeeds, then the client; one TAP result DESC,
+# the logs (/tmp/NAME.srv, /tmp/NAME.cli) as diagnostics if it failed.
+serve_drive() {
+	local name=$1 ready=$2 desc=$3 rc
+	local -a srv=()
+	shift 3
+	while [ "$1" != -- ]; do
+		srv+=("$1")
+		shift
+	done
+	shift
+	timeout -k 5 60 "${srv[@]}" >"/tmp/$name.srv" 2>&1 &
+	tool_pid=$!
+	# shellcheck disable=SC2086
+	wait_for 20 $ready
+	run_timeout 60 "$@" >"/tmp/$name.cli" 2>&1
+	rc=$?
+	tool_reap $rc || rc=1
+	tap_result $rc "$desc"
+	[ $rc -eq 0 ] || sed 's/^/#   /' "/tmp/$name.srv" "/tmp/$name.cli"
+}
+
 # RC traffic: 101 round trips of 4001 bytes (4 packets each way at MTU
 # 1024; 808202 bytes in all, not a multiple of 4).
 wait_for 10 vm_gid_index vroce0 "$VROCE_SELF_IP4"
 gid=$(vm_gid_index vroce0 "$VROCE_SELF_IP4") ||
 	tap_bail "no RoCE v2 GID of $VROCE_SELF_IP4"
 pp=(ibv_rc_pingpong -d vroce0 -g "$gid" -p 18600 -m 1024 -s 4001 -n 101)
-timeout -k 5 60 "${pp[@]}" >/tmp/pp.srv 2>&1 &
-tool_pid=$!
-wait_for 10 tcp_listening 18600
-run_timeout 60 "${pp[@]}" "$VROCE_SELF_IP4" >/tmp/pp.cli 2>&1
-rc=$?
-tool_reap $rc || rc=1
-tap_result $rc "ibv_rc_pingpong on vroce0, 101 x 4001 bytes"
-[ $rc -eq 0 ] || sed 's/^/#   /' /tmp/pp.srv /tmp/pp.cli
+serve_drive pp "tcp_listening 18600" "ibv_rc_pingpong on vroce0, 101 x 4001 bytes" \
+	"${pp[@]}" -- "${pp[@]}" "$VROCE_SELF_IP4"
 
 snapshot vroce0
 tap_result $? "quiet snapshot after traffic"
@@ -151,16 +168,9 @@ tap_result $? "port_rcv_packets rose as rx_packets + rx_dropped: $((pc[port_rcv_
 agree "after ibv_rc_pingpong"
 
 # rdma_cm: its CM MADs arrive on QP1 and pass through process_mad.
-rp_srv=(rping -s -a "$VROCE_SELF_IP4" -p 18700 -V -C 3)
-rp_cli=(rping -c -a "$VROCE_SELF_IP4" -p 18700 -V -C 3)
-timeout -k 5 60 "${rp_srv[@]}" >/tmp/rp.srv 2>&1 &
-tool_pid=$!
-wait_for 20 cm_listening 18700
-run_timeout 60 "${rp_cli[@]}" >/tmp/rp.cli 2>&1
-rc=$?
-tool_reap $rc || rc=1
-tap_result $rc "rping -V -C 3 over rdma_cm on vroce0"
-[ $rc -eq 0 ] || sed 's/^/#   /' /tmp/rp.srv /tmp/rp.cli
+serve_drive rp "cm_listening 18700" "rping -V -C 3 over rdma_cm on vroce0" \
+	rping -s -a "$VROCE_SELF_IP4" -p 18700 -V -C 3 -- \
+	rping -c -a "$VROCE_SELF_IP4" -p 18700 -V -C 3
 snapshot vroce0
 tap_result $? "quiet snapshot after rping"
 agree "after rping"

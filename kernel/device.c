@@ -74,6 +74,7 @@ static const struct ib_device_ops vroce_dev_ops = {
 	.poll_cq = vroce_poll_cq,
 	.process_mad = vroce_process_mad,
 	.post_recv = vroce_post_recv,
+	.post_srq_recv = vroce_post_srq_recv,
 	.post_send = vroce_post_send,
 	.query_device = vroce_query_device,
 	.query_pkey = vroce_query_pkey,

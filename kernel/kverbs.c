@@ -224,8 +224,8 @@ int vroce_kpost_send(struct vroce_qp *qp, const struct ib_send_wr *wr,
 	return err;
 }
 
-static int vroce_kpost_recv_ring(struct vroce_qp *qp, struct vroce_queue *rq,
-				 u32 max_sge, const struct ib_recv_wr *wr,
+static int vroce_kpost_recv_ring(struct vroce_queue *rq, u32 max_sge,
+				 const struct ib_recv_wr *wr,
 				 const struct ib_recv_wr **bad_wr)
 {
 	struct vroce_recv_wqe *w;
@@ -269,11 +269,28 @@ int vroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		return -EOPNOTSUPP;	/* user QPs post through their ring */
 	}
 	spin_lock_irqsave(&qp->rq_lock, flags);
-	err = vroce_kpost_recv_ring(qp, &qp->rq, qp->cap.max_recv_sge, wr,
-				    bad_wr);
+	err = vroce_kpost_recv_ring(&qp->rq, qp->cap.max_recv_sge, wr, bad_wr);
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 	/* ib_drain_rq(): a receive posted in ERR completes flushed. */
 	if (READ_ONCE(qp->attrs.state) == IB_QPS_ERR)
 		vroce_tx_kick(qp);
+	return err;
+}
+
+/* A kernel consumer's receives for an SRQ; user SRQs post to their ring. */
+int vroce_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr)
+{
+	struct vroce_srq *srq = to_vsrq(ibsrq);
+	unsigned long flags;
+	int err;
+
+	if (ibsrq->uobject) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	spin_lock_irqsave(&srq->lock, flags);
+	err = vroce_kpost_recv_ring(&srq->rq, srq->max_sge, wr, bad_wr);
+	spin_unlock_irqrestore(&srq->lock, flags);
 	return err;
 }

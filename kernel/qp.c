@@ -26,9 +26,6 @@ static int vroce_qp_check_init(struct ib_qp_init_attr *init,
 		return -EOPNOTSUPP;
 	if (init->create_flags || init->rwq_ind_tbl)
 		return -EOPNOTSUPP;
-	/* Kernel QPs take their receives from their own RQ. */
-	if (!udata && init->srq)
-		return -EOPNOTSUPP;
 	if (udata && !vroce_udata_in_ok(udata, 0))
 		return -EOPNOTSUPP;
 	if (cap->max_send_wr > VROCE_MAX_QP_WR ||

@@ -265,6 +265,18 @@ static void vroce_qp_sqd(struct vroce_qp *qp)
 		vroce_qp_drained(qp);
 }
 
+/*
+ * Into ERR: everything posted completes flushed. A QP on an SRQ takes no
+ * more receives from it, which IBTA's Last WQE Reached event tells the
+ * owner (so that it may destroy the QP without losing the SRQ's WQEs).
+ */
+static void vroce_qp_enter_err(struct vroce_qp *qp, enum ib_qp_state cur)
+{
+	vroce_qp_flush(qp);
+	if (qp->ibqp.srq && cur != IB_QPS_ERR)
+		vroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+}
+
 static void vroce_qp_enter(struct vroce_qp *qp, enum ib_qp_state cur,
 			   enum ib_qp_state next)
 {
@@ -275,14 +287,14 @@ static void vroce_qp_enter(struct vroce_qp *qp, enum ib_qp_state cur,
 	qp->attrs.state = next;
 	if (vroce_qp_is_ud(qp)) {
 		if (next == IB_QPS_ERR)
-			vroce_qp_flush(qp);
+			vroce_qp_enter_err(qp, cur);
 		else if (next == IB_QPS_SQD)
 			vroce_qp_drained(qp);
 		return;
 	}
 	switch (next) {
 	case IB_QPS_ERR:
-		vroce_qp_flush(qp);
+		vroce_qp_enter_err(qp, cur);
 		break;
 	case IB_QPS_RTR:
 		if (cur == IB_QPS_INIT)

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Shared receive queues: one receive ring shared with the provider, as a
- * QP's RQ is, plus the limit that, once armed, raises
+ * QP's RQ is (or, for a kernel consumer, filled by post_srq_recv in
+ * kverbs.c), plus the limit that, once armed, raises
  * IB_EVENT_SRQ_LIMIT_REACHED when the receive path takes the SRQ below it.
  *
  * Copyright (c) 2026 the vroce developers
@@ -37,13 +38,12 @@ int vroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	struct vroce_dev *vdev = to_vdev(ibsrq->device);
 	struct vroce_ucontext *uctx = rdma_udata_to_drv_context(udata,
 			struct vroce_ucontext, ibuc);
+	struct ib_ucontext *ibuc = uctx ? &uctx->ibuc : NULL;
 	struct vroce_srq *srq = to_vsrq(ibsrq);
 	struct ib_srq_attr *attr = &init->attr;
 	u32 stride;
 	int err;
 
-	if (!udata)
-		return -EOPNOTSUPP;	/* kernel SRQs come with kernel verbs */
 	if (init->srq_type != IB_SRQT_BASIC)
 		return -EOPNOTSUPP;
 	if (!vroce_udata_in_ok(udata, 0))
@@ -65,10 +65,11 @@ int vroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 			      sizeof(struct vroce_sge), VROCE_MAX_SRQ_SGE);
 	srq->max_sge = attr->max_sge;
 	srq->srqn = atomic_inc_return(&vdev->next_srqn);
-	err = vroce_queue_init(&srq->rq, attr->max_wr, stride, &uctx->ibuc);
+	err = vroce_queue_init(&srq->rq, attr->max_wr, stride, ibuc);
 	if (err)
 		goto dec;
-	err = vroce_srq_resp(udata, srq);
+	/* A kernel SRQ's consumer posts with post_srq_recv (kverbs.c). */
+	err = udata ? vroce_srq_resp(udata, srq) : 0;
 	if (err)
 		goto ring;
 	return 0;

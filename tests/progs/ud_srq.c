@@ -2,7 +2,8 @@
 /*
  * UD traffic into a QP on an SRQ, on one host: the bytes arrive through
  * the SRQ's buffers with the GRH area in front, and an armed srq_limit
- * raises IBV_EVENT_SRQ_LIMIT_REACHED once, when the SRQ falls below it.
+ * raises IBV_EVENT_SRQ_LIMIT_REACHED once, when the SRQ falls below it;
+ * the QP moved to ERR raises IBV_EVENT_QP_LAST_WQE_REACHED.
  *
  *   ud_srq [DEVICE]      (default vroce0)
  *
@@ -69,6 +70,7 @@ int main(int argc, char **argv)
 	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
 	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1 };
 	struct ibv_srq_attr lim = { .srq_limit = 3 };
+	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
 	struct ibv_qp_init_attr qa = { .qp_type = IBV_QPT_UD,
 				       .cap = { 4, 0, 1, 0, 0 } };
 	struct ibv_send_wr swr = { .opcode = IBV_WR_SEND, .num_sge = 1,
@@ -146,6 +148,9 @@ int main(int argc, char **argv)
 	memset(&lim, 0, sizeof(lim));
 	tap_ok(!ibv_query_srq(srq, &lim) && lim.srq_limit == 0,
 	       "the limit is disarmed after the event");
+	tap_ok(!ibv_modify_qp(qp, &err, IBV_QP_STATE) &&
+	       async_event(ctx, IBV_EVENT_QP_LAST_WQE_REACHED, 5000),
+	       "QP on the SRQ to ERR: IBV_EVENT_QP_LAST_WQE_REACHED");
 
 	ibv_destroy_ah(ah);
 	ibv_destroy_qp(qp);

@@ -23,6 +23,9 @@
 #
 # The device comes from the environment:
 #   VROCE_NVME_DEV=vroce|rxe   (default vroce)
+# and with VROCE_NVME_SRQ=1 the target takes its receives from shared
+# receive queues (nvmet-rdma use_srq=1), which each cycle checks it
+# created on the device (89-nvmeof-srq.sh).
 # "vroce" is the repo's module (vroce0 on eth0), "rxe" rdma_rxe (rxe0 on
 # eth0), the self-test of this script:
 #   scripts/vm --env VROCE_NVME_DEV=rxe tests/vm/89-nvmeof.sh
@@ -43,8 +46,9 @@
 . "$(dirname "$0")/_nvmeof.sh"
 
 want_kind VROCE_NVME_DEV vroce
+srq=${VROCE_NVME_SRQ:-0}
 
-tap_plan $((4 + 2 * 12 + 6))
+tap_plan $((4 + 2 * (12 + srq) + 6))
 
 if nvme_dev "$kind" >"$steplog" 2>&1; then
 	tap_ok "$dev ($kind) on eth0"
@@ -62,6 +66,7 @@ tap_result $? "$dev port active, RoCE v2 GIDs of $VROCE_SELF_IP4 and $VROCE_SELF
 res_mark
 
 no_mods=
+[ "$srq" = 1 ] && modprobe nvmet-rdma use_srq=1
 step "" 60 "nvmet, nvmet-rdma, nvme-fabrics, nvme-rdma loaded, configfs" \
 	nvme_modules nvmet nvmet-rdma nvme-fabrics nvme-rdma ||
 	no_mods="modules not loaded"
@@ -84,6 +89,8 @@ cycle() {
 	no_ns=$no_host
 	step "$no_ns" 60 "$pre namespace block device, size of /dev/ram0" \
 		wait_ns "$(cat /sys/block/ram0/size)" || no_ns=${no_ns:-"no namespace"}
+	[ "$srq" = 1 ] && step "$no_host" 30 "$pre the target's SRQs on $dev" \
+		srqs_up
 	host_data "$no_ns" "$pre" "on two CPUs"
 	step "$no_data" 60 "$pre /dev/ram0 holds the same bytes" ram_matches
 	step "$no_host" 90 "$pre disconnect (delete_controller)" disconnect

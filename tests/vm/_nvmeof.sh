@@ -22,7 +22,7 @@
 #                            errors, timeouts or reconnects
 # and, run through step: nvme_modules, ramdisk, target_up, target_down,
 # connect, wait_ns, disconnect, write_big, write_4k, write_lb, read_back,
-# read_parallel, ram_matches, nvme_unload.
+# read_parallel, ram_matches, nvme_unload, srqs_up.
 #
 # Files go to $work (/tmp/nvmeof): ctrl and ns (the controller and the
 # namespace of the last connect), src (the 16 MiB written), exp (what the
@@ -361,6 +361,20 @@ res_count() {
 	return 1
 }
 
+# srqs_up: $dev has more SRQs than in $res_before (nvmet-rdma's, with
+# use_srq=1).
+srqs_up() {
+	local now n0 n1
+	now=$(rdma resource show "$dev" 2>&1)
+	if ! n0=$(res_count srq "$res_before") ||
+		! n1=$(res_count srq "$now"); then
+		echo "no srq count in: $now"
+		return 1
+	fi
+	echo "# SRQs on $dev: $n0 before, $n1 now"
+	[ "$n1" -gt "$n0" ]
+}
+
 res_mark() {
 	res_before=$(rdma resource show "$dev" 2>&1)
 	export res_before
@@ -434,4 +448,4 @@ kernel_log_checks() {
 export -f wait_for vm_gid_index vm_gid_hex _vm_sleep dd_q nvme_modules \
 	nvme_unload ramdisk target_up target_down connect ns_of wait_ns \
 	disconnect write_big write_4k write_lb read_back read_parallel \
-	ram_matches res_count res_same res_back
+	ram_matches res_count res_same res_back srqs_up

@@ -14,16 +14,32 @@
  * Copyright (c) 2026 the vroce developers
  */
 #include <linux/jiffies.h>
+#include <linux/sched/clock.h>
 #include <linux/timer.h>
 
 #include "vroce.h"
 #include "core/roce.h"
 
+/* The QP's timeout, or longer where acknowledgements take longer. */
 static unsigned long vroce_retry_jiffies(struct vroce_qp *qp)
 {
-	u64 ns = 4096ULL << qp->attrs.timeout;
+	u64 floor_us = div_u64(4096ULL << qp->attrs.timeout, NSEC_PER_USEC);
+	u32 us = vroce_rtt_timeout(&qp->req.rtt, min_t(u64, floor_us, U32_MAX));
 
-	return max_t(unsigned long, nsecs_to_jiffies(ns), 1);
+	return max_t(unsigned long, usecs_to_jiffies(us), 1);
+}
+
+/* An acknowledgement reached the PSN being timed: a round-trip sample. */
+static void vroce_comp_rtt(struct vroce_req *req)
+{
+	u64 ns;
+
+	if (!req->rtt_on || !vroce_psn_before(req->rtt_psn, req->una))
+		return;
+	ns = local_clock() - req->rtt_start;
+	vroce_rtt_sample(&req->rtt, min_t(u64, div_u64(ns, NSEC_PER_USEC),
+					  U32_MAX));
+	req->rtt_on = false;
 }
 
 /*
@@ -37,14 +53,16 @@ void vroce_comp_arm(struct vroce_qp *qp, bool restart)
 	/* Timeout 0 means no timer at all (IBTA 9.7.6.1.3). */
 	if (!qp->attrs.timeout || READ_ONCE(qp->dying))
 		return;
-	if (restart || !timer_pending(t))
+	if (restart || !timer_pending(t)) {
+		qp->req.timer_confirm = false;
 		mod_timer(t, jiffies + vroce_retry_jiffies(qp));
+	}
 }
 
-/* A loss: less in flight, so that recovery resends less (rc.h). */
+/* A loss: less in flight, so that recovery resends less (core/ack.h). */
 static void vroce_comp_shrink(struct vroce_req *req)
 {
-	req->window = max_t(u32, req->window / 2, VROCE_REQ_MIN_WINDOW);
+	req->window = vroce_window_shrink(req->window);
 }
 
 /* Goes back to una once for each una; false if it did already. */
@@ -72,6 +90,18 @@ static void vroce_retry_timeout(struct timer_list *t)
 	spin_lock_bh(&req->lock);
 	if (req->failed || req->rnr_wait || vroce_req_idle(qp))
 		goto out;
+	/*
+	 * The first expiry looks again two ticks later. After the CPU was
+	 * held up (a busy host, a descheduled VM) the timer softirq runs
+	 * before the receive softirq has handled the acknowledgements that
+	 * arrived meanwhile; they get their turn first.
+	 */
+	if (!req->timer_confirm) {
+		req->timer_confirm = true;
+		mod_timer(t, jiffies + 2);
+		goto out;
+	}
+	req->timer_confirm = false;
 	vroce_count(to_vdev(qp->ibqp.device), VROCE_CNT_TIMEOUTS, 1);
 	if (!req->retries) {
 		vroce_req_fail(qp, IB_WC_RETRY_EXC_ERR);
@@ -326,8 +356,8 @@ static bool vroce_comp_progress(struct vroce_qp *qp, u32 old_una,
 		req->retries = qp->attrs.retry_cnt;
 		req->rnr_retries = qp->attrs.rnr_retry;
 		req->probe = false;
-		if (req->window < VROCE_REQ_WINDOW)
-			req->window++;
+		req->window = vroce_window_grow(req->window);
+		vroce_comp_rtt(req);
 		if (vroce_req_idle(qp))
 			del_timer(&req->retry_timer);
 		else

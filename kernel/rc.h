@@ -13,15 +13,7 @@
 #include <linux/timer.h>
 
 #include "limits.h"
-
-/*
- * PSNs in flight before the requester waits for acknowledgements: at most
- * VROCE_REQ_WINDOW; halved (down to VROCE_REQ_MIN_WINDOW) on each loss,
- * since recovery resends all that follows a loss, and grown by one with
- * each acknowledgement that makes progress.
- */
-#define VROCE_REQ_WINDOW	128
-#define VROCE_REQ_MIN_WINDOW	32
+#include "core/rtt.h"
 
 /* A gather or scatter list, checked and holding its MRs. */
 struct vroce_sgl {
@@ -63,7 +55,8 @@ struct vroce_req {
 	u32 una;
 	u32 psn_hi;
 	u32 rd_out;			/* READs and atomics in flight */
-	u32 window;			/* PSNs that may be in flight */
+	u32 window;			/* PSNs that may be in flight (core/ack.h) */
+	u32 since_ackreq;		/* packets sent since the last AckReq */
 	u32 mtu;			/* path MTU in bytes */
 	u32 resync_psn;			/* una when we last went back for it */
 	u8 retries;			/* left for this una */
@@ -73,6 +66,11 @@ struct vroce_req {
 	bool blocked;			/* the engine waits for the completer */
 	bool resynced;
 	bool probe;			/* timed out: only una goes out */
+	bool timer_confirm;		/* the retry timer expired once */
+	bool rtt_on;			/* rtt_psn is being timed */
+	u32 rtt_psn;			/* a PSN sent once, awaiting its ACK */
+	u64 rtt_start;			/* local_clock() when it went out */
+	struct vroce_rtt rtt;		/* round trips measured so far */
 	struct timer_list retry_timer;
 	struct timer_list rnr_timer;
 };

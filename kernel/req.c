@@ -11,14 +11,12 @@
  *
  * Copyright (c) 2026 the vroce developers
  */
+#include <linux/sched/clock.h>
 #include <linux/slab.h>
 #include <linux/skbuff.h>
 
 #include "vroce.h"
 #include "core/roce.h"
-
-/* Packets of a long message between two ACK requests. */
-#define VROCE_ACK_EVERY		64
 
 static bool vroce_wr_is_write(u8 opcode)
 {
@@ -100,7 +98,11 @@ void vroce_req_start(struct vroce_qp *qp)
 	req->next_psn = qp->attrs.sq_psn;
 	req->una = req->next_psn;
 	req->psn_hi = req->next_psn;
-	req->window = VROCE_REQ_WINDOW;
+	req->window = VROCE_WINDOW_MAX;
+	req->since_ackreq = 0;
+	req->rtt_on = false;
+	req->timer_confirm = false;
+	memset(&req->rtt, 0, sizeof(req->rtt));
 	req->retries = qp->attrs.retry_cnt;
 	req->rnr_retries = qp->attrs.rnr_retry;
 	req->mtu = qp->resp.mtu;
@@ -221,6 +223,7 @@ void vroce_req_rewind(struct vroce_qp *qp)
 	req->next_psn = req->una;
 	req->next_off = 0;
 	req->rd_out = 0;
+	req->rtt_on = false;	/* what is resent gives no round trip */
 	if (req->tail == req->head)
 		return;
 	sw = vroce_swqe(qp, req->tail);
@@ -340,6 +343,41 @@ static void vroce_req_begin(struct vroce_req *req, struct vroce_swqe *sw,
 	sw->started = true;
 }
 
+/* Whether the next packet asks for an acknowledgement (core/ack.h). */
+static bool vroce_req_ackreq(const struct vroce_req *req, bool last)
+{
+	struct vroce_ackreq_in in = {
+		.psn = req->next_psn,
+		.una = req->una,
+		.window = req->window,
+		.since = req->since_ackreq,
+		.last = last,
+		.probe = req->probe,
+	};
+
+	return vroce_ackreq_wanted(&in);
+}
+
+/*
+ * @skb (if built) goes out with @ackreq: counts the packets since the
+ * last AckReq, and times the round trip of an AckReq sent for the first
+ * time when none is timed (core/rtt.h).
+ */
+static struct sk_buff *vroce_req_sent(struct vroce_req *req,
+				      struct sk_buff *skb, bool ackreq)
+{
+	if (!skb)
+		return NULL;
+	req->since_ackreq = ackreq ? 0 : req->since_ackreq + 1;
+	if (ackreq && !req->rtt_on &&
+	    !vroce_psn_before(req->next_psn, req->psn_hi)) {
+		req->rtt_on = true;
+		req->rtt_psn = req->next_psn;
+		req->rtt_start = local_clock();
+	}
+	return skb;
+}
+
 /* The next packet of a SEND or RDMA WRITE. */
 static struct sk_buff *vroce_req_data(struct vroce_qp *qp,
 				      struct vroce_swqe *sw,
@@ -360,9 +398,7 @@ static struct sk_buff *vroce_req_data(struct vroce_qp *qp,
 	t.psn = req->next_psn;
 	t.dqpn = qp->attrs.dest_qp_num;
 	t.paylen = min(req->mtu, sw->len - req->next_off);
-	t.ackreq = qp->ibqp.qp_type == IB_QPT_RC &&
-		   (last || req->probe ||
-		    idx % VROCE_ACK_EVERY == VROCE_ACK_EVERY - 1);
+	t.ackreq = qp->ibqp.qp_type == IB_QPT_RC && vroce_req_ackreq(req, last);
 	t.se = last && (w->flags & VROCE_WQE_SOLICITED);
 	t.reth.va = w->u.rdma.remote_addr;
 	t.reth.rkey = w->u.rdma.rkey;
@@ -384,7 +420,7 @@ static struct sk_buff *vroce_req_data(struct vroce_qp *qp,
 		else if (skb)
 			vroce_sgl_read(&sw->sgl, req->next_off, p, t.paylen);
 	}
-	if (!skb)
+	if (!vroce_req_sent(req, skb, t.ackreq))
 		return NULL;
 	req->next_off += t.paylen;
 	req->next_psn = vroce_psn_add(req->next_psn, 1);
@@ -431,7 +467,7 @@ static struct sk_buff *vroce_req_rd_atomic(struct vroce_qp *qp,
 		}
 	}
 	skb = vroce_pkt_build(&t, &p, GFP_ATOMIC);
-	if (!skb)
+	if (!vroce_req_sent(req, skb, true))
 		return NULL;
 	req->next_psn = vroce_psn_add(req->next_psn, npkts);
 	req->next++;
@@ -448,7 +484,7 @@ static bool vroce_req_may_send(struct vroce_qp *qp, struct vroce_swqe *sw,
 
 	if (qp->ibqp.qp_type != IB_QPT_RC)
 		return true;
-	if (vroce_psn_diff(req->next_psn, req->una) >= req->window)
+	if (!vroce_window_open(req->next_psn, req->una, req->window))
 		return false;
 	/*
 	 * After a timeout only the oldest unacknowledged packet goes out, as

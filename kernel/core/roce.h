@@ -19,6 +19,8 @@
  *   qp_state.h QP states and the Modify QP transition/attribute rules
  *   ring.h    shared ring index arithmetic, untrusted peer index checks
  *   key.h     MR/MW keys, remote range and access flag checks
+ *   ack.h     RC acknowledgement requests and the requester's window
+ *   rtt.h     round-trip estimate of the retransmit timer
  */
 #ifndef VROCE_CORE_ROCE_H
 #define VROCE_CORE_ROCE_H
@@ -37,5 +39,7 @@
 #include "qp_state.h"
 #include "ring.h"
 #include "key.h"
+#include "ack.h"
+#include "rtt.h"
 
 #endif /* VROCE_CORE_ROCE_H */

@@ -77,31 +77,6 @@ if [ "$VROCE_ROLE" = a ] && [ "$kind" = rxe ]; then
 	tap_diag "requester is rdma_rxe: atomics that return no old value are tolerated (--allow-atomic-no-result)"
 fi
 
-# counters FILE: "NAME VALUE" lines of the device's port 1 hardware
-# counters (rdma statistic; sysfs if that says nothing).
-counters() {
-	rdma statistic show link "$dev/1" 2>/dev/null | awk '{
-		for (i = 1; i <= NF; i++) {
-			if ($i == "link") { i++; continue }
-			if (i < NF && $(i + 1) ~ /^[0-9]+$/) {
-				print $i, $(i + 1)
-				i++
-			}
-		}
-	}' >"$1"
-	if [ ! -s "$1" ]; then
-		local f
-		for f in /sys/class/infiniband/"$dev"/ports/1/hw_counters/*; do
-			[ -f "$f" ] && echo "${f##*/} $(cat "$f")"
-		done >"$1"
-	fi
-}
-
-# counter FILE NAME: its value, or nothing.
-counter() {
-	awk -v n="$2" '$1 == n { print $2; exit }' "$1"
-}
-
 # counter_deltas BEFORE AFTER LABEL: the counters that moved, one
 # diagnostic each, and the names of those that did not.
 counter_deltas() {

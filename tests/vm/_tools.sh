@@ -18,6 +18,11 @@
 #   tool_problems TEXT     what tool_check printed, as TAP diagnostics
 #   tool_log FILE [N]      the last N (12) lines of a log as TAP diagnostics
 #   tool_keep FILE...      copy logs to the results directory ($VROCE_OUT)
+#   tools_pair_setup       a pair's side: the device of $kind, its port,
+#                          its GIDs in $gid4 and $gid6 (TAP lines)
+#   pair_run SERVER FAMILY TYPE [ARGS...]
+#                          one run of a tool across the pair, both sides
+#                          calling it alike (a TAP line each)
 #
 # tool_setup TYPE is one of
 #   pp        ibv_rc_pingpong, ARGS are its options (-s, -n, -e)
@@ -205,4 +210,113 @@ tool_log() {
 tool_keep() {
 	[ -n "${VROCE_OUT:-}" ] && cp -- "$@" "$VROCE_OUT/" 2>/dev/null
 	return 0
+}
+
+# tools_pair_setup: the device of $kind, its port and its two GIDs ($gid4,
+# $gid6), each a TAP line; fails at the first miss.
+tools_pair_setup() {
+	local rc
+	tools_dev "$kind"
+	rc=$?
+	tap_result $rc "$dev ($kind) on eth0, rdma_ucm loaded"
+	[ $rc -eq 0 ] || return 1
+	vm_wait_port_active "$dev" 30
+	rc=$?
+	tap_result $rc "$dev port active"
+	[ $rc -eq 0 ] || return 1
+	gid4=$(dev_gid "$VROCE_SELF_IP4" 10)
+	rc=$?
+	tap_result $rc "RoCE v2 GID of $VROCE_SELF_IP4: index $gid4"
+	[ $rc -eq 0 ] || return 1
+	gid6=$(dev_gid "$VROCE_SELF_IP6" 15)
+	rc=$?
+	tap_result $rc "RoCE v2 GID of $VROCE_SELF_IP6: index $gid6"
+	[ $rc -eq 0 ]
+}
+
+n=0
+servers=0
+clients=0
+
+# _pair_serve DESC: run the server of case $n, tell the client when it listens,
+# wait for it to finish. A server that outlives its client by 30 s (5 s
+# if the client failed) is stopped.
+_pair_serve() {
+	local log=/tmp/tools.$n.srv rc up=0 crc problems
+	tool_serve "$log" || up=1
+	vm_send "up.$n" "$up"
+	crc=$(vm_recv "done.$n" 200)
+	tool_reap "$crc"
+	rc=$?
+	[ $rc -eq 0 ] && problems=$(tool_check server "$log")
+	if [ $rc -eq 0 ] && [ -z "$problems" ]; then
+		tap_ok "$1: server"
+		return
+	fi
+	tap_fail "$1: server"
+	[ $up -eq 0 ] || tap_diag "it never listened on port $tool_port"
+	[ $rc -eq 124 ] && tap_diag "timed out"
+	tap_diag "command: ${srv[*]} (status $rc)"
+	tool_problems "$problems"
+	tool_log "$log"
+	tool_keep "$log"
+}
+
+# _pair_drive DESC: run the client of case $n once the server listens.
+_pair_drive() {
+	local log=/tmp/tools.$n.cli up rc t0 problems
+	up=$(vm_recv "up.$n" 60)
+	if [ "$up" != 0 ]; then
+		vm_send "done.$n" 1
+		tap_fail "$1: client (the server did not start)"
+		return
+	fi
+	t0=$SECONDS
+	run_timeout 120 "${cli[@]}" >"$log" 2>&1
+	rc=$?
+	vm_send "done.$n" "$rc"
+	[ $rc -eq 0 ] && problems=$(tool_check client "$log")
+	if [ $rc -eq 0 ] && [ -z "$problems" ]; then
+		tap_ok "$1: client ($((SECONDS - t0)) s)"
+		return
+	fi
+	tap_fail "$1: client ($((SECONDS - t0)) s)"
+	tap_diag "command: ${cli[*]} (status $rc)"
+	tool_problems "$problems"
+	tool_log "$log"
+	tool_keep "$log"
+}
+
+# pair_run SERVER FAMILY TYPE [ARGS...]: one run of a tool across a VM
+# pair, SERVER (a or b) serving, over the GID of FAMILY (4 or 6) (after
+# tools_pair_setup); case $n, counted in $servers or $clients. Both sides
+# call it with the same arguments.
+pair_run() {
+	local server=$1 fam=$2 type=$3 gid sip4 sip peer desc
+	shift 3
+	n=$((n + 1))
+	if [ "$fam" = 4 ]; then
+		gid=$gid4
+		peer=$VROCE_PEER_IP4
+	else
+		gid=$gid6
+		peer=$VROCE_PEER_IP6
+	fi
+	if [ "$server" = "$VROCE_ROLE" ]; then
+		sip4=$VROCE_SELF_IP4
+		sip=$VROCE_SELF_IP4
+		[ "$fam" = 6 ] && sip=$VROCE_SELF_IP6
+	else
+		sip4=$VROCE_PEER_IP4
+		sip=$peer
+	fi
+	tool_setup "$type" "$gid" $((19000 + n)) "$sip4" "$sip" "$peer" "$@"
+	desc="IPv$fam $tool_desc, ${server^^} serves"
+	if [ "$server" = "$VROCE_ROLE" ]; then
+		_pair_serve "$desc"
+		servers=$((servers + 1))
+	else
+		_pair_drive "$desc"
+		clients=$((clients + 1))
+	fi
 }

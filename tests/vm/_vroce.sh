@@ -20,6 +20,8 @@
 #   kind_dev KIND            the RDMA device of KIND on eth0, in $dev
 #   dev_gid ADDR S           the index of $dev's RoCE v2 GID for ADDR, once
 #                            there (waits up to S seconds)
+#   counters FILE            $dev's port 1 hardware counters into FILE
+#   counter FILE NAME        one counter's value from such a FILE
 
 wait_for() {
 	_wf_end=$(($(date +%s) + $1))
@@ -124,4 +126,29 @@ pair_kind() {
 dev_gid() {
 	wait_for "$2" vm_gid_index "$dev" "$1"
 	vm_gid_index "$dev" "$1"
+}
+
+# counters FILE: "NAME VALUE" lines of the device's port 1 hardware
+# counters (rdma statistic; sysfs if that says nothing).
+counters() {
+	rdma statistic show link "$dev/1" 2>/dev/null | awk '{
+		for (i = 1; i <= NF; i++) {
+			if ($i == "link") { i++; continue }
+			if (i < NF && $(i + 1) ~ /^[0-9]+$/) {
+				print $i, $(i + 1)
+				i++
+			}
+		}
+	}' >"$1"
+	if [ ! -s "$1" ]; then
+		local f
+		for f in /sys/class/infiniband/"$dev"/ports/1/hw_counters/*; do
+			[ -f "$f" ] && echo "${f##*/} $(cat "$f")"
+		done >"$1"
+	fi
+}
+
+# counter FILE NAME: its value, or nothing.
+counter() {
+	awk -v n="$2" '$1 == n { print $2; exit }' "$1"
 }

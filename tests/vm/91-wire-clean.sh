@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Copyright (c) the vroce developers
+#
+# A clean wire needs no recovery: perftest's ib_send_bw, ib_write_bw and
+# ib_read_bw with 64 KiB and 1 MiB messages between two VMs with nothing
+# between them (no netem), each once with B serving and once with A
+# serving, so both sides are requester and responder in turn. Every run
+# must pass, and on each vroce side the counters retransmits and
+# retry_timeouts must not move at all during it: on a wire that loses
+# nothing, a retransmit means an acknowledgement went missing, and a
+# timeout means the requester waited for its timer instead of an ACK.
+# The other counters that tell of recovery (sequence NAKs, duplicates)
+# are printed as diagnostics. A correctness test on counters, not a
+# timing test.
+#
+# Which RDMA device each side uses comes from the environment, as in
+# 83-rc-tools.sh: VROCE_WIRE_A / VROCE_WIRE_B = vroce|rxe (default vroce).
+# 91-wire-clean-vroce-rxe.sh runs it against rdma_rxe.
+#
+# vm: pair
+# vm: timeout=900
+# vm: install=1
+
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/_vroce.sh"
+. "$(dirname "$0")/_tools.sh"
+
+pair_kind VROCE_WIRE vroce
+
+# Counters that must stay still, and those only shown.
+still=(retransmits retry_timeouts)
+shown=(seq_err_nak_sent seq_err_nak_rcvd duplicate_requests rnr_nak_sent
+	rnr_nak_rcvd rx_dropped rx_icrc_errors)
+
+tools_pair_setup
+ready=$?
+vm_send ready "$ready"
+peer_ready=$(vm_recv ready 120)
+[ "$ready" = 0 ] || tap_bail "setup failed on this side"
+[ "$peer_ready" = 0 ] || tap_bail "setup failed on the peer ($peer_ready)"
+
+# checked_run SERVER TOOL SIZE ITERS: one perftest run over IPv4 with the
+# counters of a vroce side read before and after it.
+checked_run() {
+	local server=$1 tool=$2 size=$3 iters=$4 name before after moved= d
+	[ "$kind" = vroce ] && counters /tmp/wire.before
+	pair_run "$server" 4 perftest "$tool" -s "$size" -n "$iters" \
+		--report_gbits
+	[ "$kind" = vroce ] || return 0
+	counters /tmp/wire.after
+	for name in "${still[@]}" "${shown[@]}"; do
+		before=$(counter /tmp/wire.before "$name")
+		after=$(counter /tmp/wire.after "$name")
+		d=$((${after:-0} - ${before:-0}))
+		[ "$d" -eq 0 ] || moved="$moved $name +$d"
+	done
+	[ -z "$moved" ] || tap_diag "$tool -s $size: counters moved:$moved"
+	for name in "${still[@]}"; do
+		before=$(counter /tmp/wire.before "$name")
+		after=$(counter /tmp/wire.after "$name")
+		[ -n "$after" ] && [ "$before" = "$after" ]
+		tap_result $? "$tool -s $size, ${server^^} serves: $dev $name unchanged (${before:-?} -> ${after:-?})"
+	done
+}
+
+t_start=$SECONDS
+for server in b a; do
+	for tool in ib_send_bw ib_write_bw ib_read_bw; do
+		checked_run "$server" "$tool" 65536 200
+		checked_run "$server" "$tool" 1048576 20
+	done
+done
+tap_diag "$n runs in $((SECONDS - t_start)) s"
+vm_barrier "done" 60
+tap_done

@@ -27,8 +27,10 @@ static int __init vroce_init(void)
 	err = vroce_tx_init();
 	if (err)
 		return err;
+	vroce_ack_init();
 	err = vroce_netdev_notifier_register();
 	if (err) {
+		vroce_ack_exit();
 		vroce_tx_exit();
 		return err;
 	}
@@ -44,6 +46,7 @@ static void __exit vroce_exit(void)
 	rdma_link_unregister(&vroce_link_ops);
 	vroce_netdev_notifier_unregister();
 	vroce_dev_remove_all();
+	vroce_ack_exit();
 	vroce_tx_exit();
 	pr_info("vroce: unloaded\n");
 }

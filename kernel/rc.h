@@ -8,6 +8,7 @@
 #ifndef VROCE_RC_H
 #define VROCE_RC_H
 
+#include <linux/llist.h>
 #include <linux/skbuff.h>
 #include <linux/spinlock.h>
 #include <linux/timer.h>
@@ -106,6 +107,12 @@ struct vroce_resp {
 	/* Executed READs and atomics, newest at res_head - 1. */
 	struct vroce_res res[VROCE_MAX_QP_RD_ATOM];
 	u32 res_head;
+	/* A coalesced ACK (resp_ack.c): what it acknowledges. */
+	bool ack_pending;
+	bool ack_queued;		/* on a CPU's list, holding a reference */
+	u32 ack_psn;
+	u32 ack_msn;
+	struct llist_node ack_node;
 };
 
 #endif /* VROCE_RC_H */

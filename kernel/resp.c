@@ -49,6 +49,7 @@ void vroce_resp_start(struct vroce_qp *qp)
 	resp->failed = false;
 	resp->res_head = 0;
 	memset(resp->res, 0, sizeof(resp->res));
+	resp->ack_pending = false;
 	spin_unlock_bh(&resp->lock);
 }
 
@@ -71,6 +72,7 @@ void vroce_resp_reset(struct vroce_qp *qp)
 	vroce_resp_abort(qp);
 	qp->resp.have_wqe = false;
 	qp->resp.failed = false;
+	qp->resp.ack_pending = false;
 	spin_unlock_bh(&qp->resp.lock);
 }
 
@@ -141,17 +143,31 @@ static void vroce_resp_queue(struct vroce_qp *qp, struct vroce_txpkt *t,
 		*payload = NULL;
 }
 
-/* An ACK (or NAK, by @syndrome) of @psn. */
-static void vroce_resp_ack(struct vroce_qp *qp, struct sk_buff_head *q,
-			   int syndrome, u32 psn)
+/* An ACK (or NAK, by @syndrome) of @psn, carrying @msn. */
+static struct sk_buff *vroce_resp_ack_skb(struct vroce_qp *qp, int syndrome,
+					  u32 psn, u32 msn)
 {
 	struct vroce_txpkt t = {
 		.opcode = VROCE_OP_RC_ACK,
 		.psn = psn,
 		.aeth.syndrome = syndrome,
 	};
+	u8 *p;
 
-	vroce_resp_queue(qp, &t, q, NULL);
+	vroce_resp_address(qp, &t);
+	t.aeth.msn = msn & VROCE_MSN_MASK;
+	return vroce_pkt_build(&t, &p, GFP_ATOMIC);
+}
+
+/* An ACK (or NAK, by @syndrome) of @psn, queued on @q. */
+static void vroce_resp_ack(struct vroce_qp *qp, struct sk_buff_head *q,
+			   int syndrome, u32 psn)
+{
+	struct sk_buff *skb = vroce_resp_ack_skb(qp, syndrome, psn,
+						 qp->resp.msn);
+
+	if (skb)
+		__skb_queue_tail(q, skb);
 }
 
 static void vroce_resp_atomic_ack(struct vroce_qp *qp, struct sk_buff_head *q,
@@ -499,6 +515,55 @@ static enum vroce_verdict vroce_resp_execute(struct vroce_qp *qp,
 	return v;
 }
 
+/*
+ * Acknowledges @psn (and all before it) once the current batch of
+ * received packets is handled (resp_ack.c). Caller holds the lock.
+ */
+static void vroce_resp_ack_later(struct vroce_qp *qp, u32 psn)
+{
+	struct vroce_resp *resp = &qp->resp;
+
+	resp->ack_psn = psn;
+	resp->ack_msn = resp->msn;
+	resp->ack_pending = true;
+	if (!resp->ack_queued) {
+		resp->ack_queued = true;
+		vroce_ack_queue(qp);
+	}
+}
+
+/* The pending ACK, if any, ahead of what is on @q; caller holds the lock. */
+static void vroce_resp_take_pending_ack(struct vroce_qp *qp,
+					struct sk_buff_head *q)
+{
+	struct vroce_resp *resp = &qp->resp;
+	struct sk_buff *skb;
+
+	if (!resp->ack_pending)
+		return;
+	resp->ack_pending = false;
+	skb = vroce_resp_ack_skb(qp,
+				 vroce_aeth_syn_ack(VROCE_AETH_CREDIT_INVALID),
+				 resp->ack_psn, resp->ack_msn);
+	if (skb)
+		__skb_queue_head(q, skb);
+}
+
+/* The tasklet of resp_ack.c: the QP is off its list; its ACK goes out. */
+void vroce_resp_send_pending_ack(struct vroce_qp *qp)
+{
+	struct sk_buff_head q;
+
+	__skb_queue_head_init(&q);
+	spin_lock_bh(&qp->resp.lock);
+	qp->resp.ack_queued = false;
+	if (!qp->resp.failed)
+		vroce_resp_take_pending_ack(qp, &q);
+	qp->resp.ack_pending = false;
+	spin_unlock_bh(&qp->resp.lock);
+	vroce_qp_xmit_queue(qp, &q);
+}
+
 /* A request with a PSN before the expected one: answer it again. */
 static void vroce_resp_duplicate(struct vroce_qp *qp,
 				 const struct vroce_pkt *pkt, const u8 *bth,
@@ -598,9 +663,7 @@ static void vroce_resp_rc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 	case VROCE_RESP_OK:
 		if (pkt->bth.ackreq &&
 		    (vroce_kind(pkt) & (VROCE_OPF_SEND | VROCE_OPF_WRITE)))
-			vroce_resp_ack(qp, q,
-				       vroce_aeth_syn_ack(VROCE_AETH_CREDIT_INVALID),
-				       pkt->bth.psn);
+			vroce_resp_ack_later(qp, pkt->bth.psn);
 		break;
 	case VROCE_RESP_RNR:
 		vroce_count(vdev, VROCE_CNT_RNR_NAK_SENT, 1);
@@ -653,6 +716,9 @@ void vroce_resp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		else
 			vroce_resp_uc(qp, pkt, bth, &q);
 	}
+	/* Any other answer: the coalesced ACK goes out ahead of it. */
+	if (!skb_queue_empty(&q))
+		vroce_resp_take_pending_ack(qp, &q);
 	spin_unlock_bh(&qp->resp.lock);
 	vroce_qp_xmit_queue(qp, &q);
 }

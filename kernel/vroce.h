@@ -521,6 +521,12 @@ enum vroce_tx_res {
 
 int vroce_tx_init(void);
 void vroce_tx_exit(void);
+
+/* resp_ack.c: coalesced ACKs of the responder */
+void vroce_ack_init(void);
+void vroce_ack_exit(void);
+void vroce_ack_queue(struct vroce_qp *qp);
+void vroce_resp_send_pending_ack(struct vroce_qp *qp);
 void vroce_tx_kick(struct vroce_qp *qp);
 void vroce_tx_work(struct work_struct *work);
 void vroce_tx_doorbell(struct vroce_qp *qp);

@@ -15,7 +15,9 @@
 #     ICRC check, and one with a wrong ICRC does not;
 #   - the CM packets vroce1 sends to the namespace (rping to an address
 #     where nothing listens) carry ICRCs that _icrc.py finds right.
-# Last, icrc=bogus is refused.
+# Then: the shash's module is held while vroce uses it and let go on
+# unload; with no crc32 module loadable, vroce still loads, on crc32_le,
+# and checks ICRCs right; icrc=bogus is refused.
 #
 # vm: timeout=400
 
@@ -29,7 +31,7 @@ params=/sys/module/vroce/parameters
 dev=vroce0
 good=8
 
-tap_plan 23
+tap_plan 26
 
 # counter DEV NAME: one port counter of DEV from rdma statistic.
 counter() {
@@ -145,6 +147,28 @@ run_mode() { # MODE
 for mode in auto shash table; do
 	run_mode "$mode"
 done
+
+# The shash's module is held while vroce uses it, and let go on unload.
+reload shash
+impl=$(cat $params/icrc_impl)
+mod=${impl#shash }
+mod=${mod//-/_}
+held=$(cat "/sys/module/$mod/refcnt" 2>/dev/null)
+unload
+[ "${held:-0}" -ge 1 ] && [ "$(cat "/sys/module/$mod/refcnt")" = 0 ] &&
+	modprobe -r crc32_pclmul crc32_generic &&
+	[ ! -d /sys/module/crc32_pclmul ] && [ ! -d /sys/module/crc32_generic ]
+tap_result $? "icrc=shash holds $mod (refcnt $held), rmmod vroce lets it go"
+
+# No crc32 shash to be had: vroce loads all the same, on crc32_le.
+printf 'install %s /bin/false\n' crc32_pclmul crc32_generic \
+	>/etc/modprobe.d/no-crc32.conf
+modprobe vroce icrc=shash && impl=$(cat $params/icrc_impl) &&
+	[ "$impl" = "table crc32_le" ] && dmesg_has "vroce: icrc: no crc32 shash"
+tap_result $? "no crc32 module: icrc=shash loads on \"$impl\""
+injected
+tap_result $? "no crc32 module: $good right ICRCs from _icrc.py pass and 1 wrong one is caught (dropped $inj_drop, ICRC errors $inj_err)"
+rm -f /etc/modprobe.d/no-crc32.conf
 
 unload
 ! modprobe vroce icrc=bogus 2>/dev/null && modprobe vroce icrc=table &&

@@ -9,6 +9,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "vroce.h"
+#include "crc.h"
 
 static int vroce_newlink(const char *name, struct net_device *ndev)
 {
@@ -24,20 +25,27 @@ static int __init vroce_init(void)
 {
 	int err;
 
-	err = vroce_tx_init();
+	err = vroce_crc_init();
 	if (err)
 		return err;
+	err = vroce_tx_init();
+	if (err)
+		goto err_crc;
 	vroce_ack_init();
 	err = vroce_netdev_notifier_register();
-	if (err) {
-		vroce_ack_exit();
-		vroce_tx_exit();
-		return err;
-	}
+	if (err)
+		goto err_tx;
 
 	rdma_link_register(&vroce_link_ops);
 	pr_info("vroce: loaded, ABI version %u\n", VROCE_ABI_VERSION);
 	return 0;
+
+err_tx:
+	vroce_ack_exit();
+	vroce_tx_exit();
+err_crc:
+	vroce_crc_exit();
+	return err;
 }
 
 static void __exit vroce_exit(void)
@@ -48,6 +56,7 @@ static void __exit vroce_exit(void)
 	vroce_dev_remove_all();
 	vroce_ack_exit();
 	vroce_tx_exit();
+	vroce_crc_exit();
 	pr_info("vroce: unloaded\n");
 }
 

@@ -4,9 +4,10 @@
  *
  * The CRC-32 primitive the core needs but does not implement.
  *
- * The environment links in vroce_crc32(): the kernel module wraps its
- * accelerated crc32_le() (kernel/vroce_crc.c), the host unit tests use
- * tests/unit/crc32_host.c.
+ * The environment links in vroce_crc32(): the kernel module uses
+ * crc32_le() or the crypto API's crc32 shash, whichever it measured
+ * faster at load (kernel/crc.c, kernel/crc_select.c), the host unit
+ * tests use tests/unit/crc32_host.c.
  *
  * Contract. vroce_crc32(crc, buf, len) feeds @len bytes at @buf into the
  * CRC register @crc and returns the new register value, where:

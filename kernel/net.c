@@ -180,8 +180,8 @@ static void vroce_push_ip6(struct sk_buff *skb, struct dst_entry *dst,
  * Sends @skb, which holds BTH, extension headers and payload (linear,
  * with headroom for UDP, IP and the link layer), along @p: adds the ICRC
  * slot, UDP and IP headers, computes the ICRC, and hands the packet to
- * the IP stack, or to our own receive path for a local destination.
- * Consumes @skb.
+ * the IP stack, or to our own receive path for a local destination
+ * (without an ICRC). Consumes @skb.
  */
 int vroce_net_xmit(struct vroce_dev *vdev, struct sk_buff *skb,
 		   const struct vroce_path *p)
@@ -208,15 +208,20 @@ int vroce_net_xmit(struct vroce_dev *vdev, struct sk_buff *skb,
 		vroce_push_ip4(skb, dst, p);
 	else
 		vroce_push_ip6(skb, dst, p);
+	/*
+	 * A local destination gets the packet straight from memory, with no
+	 * wire to corrupt it: no ICRC to compute (the slot stays zero) or to
+	 * check.
+	 */
+	if (p->loopback) {
+		skb_pull(skb, skb_transport_offset(skb));
+		return vroce_rx_local(vdev, skb);
+	}
 	/* Every covered field is final now, only the IP checksum is not. */
 	if ((skb_is_nonlinear(skb) ? vroce_skb_icrc(skb) :
 	     vroce_icrc_generate(skb->data, skb->len)) < 0) {
 		kfree_skb(skb);
 		return -EINVAL;
-	}
-	if (p->loopback) {
-		skb_pull(skb, skb_transport_offset(skb));
-		return vroce_rx(vdev, skb);
 	}
 	if (p->ipv4)
 		err = ip_local_out(&init_net, NULL, skb);

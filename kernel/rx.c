@@ -236,9 +236,11 @@ static bool vroce_rx_icrc_ok(struct sk_buff *skb)
 
 /*
  * One RoCEv2 packet, skb->data at its UDP header and the IP header
- * before it. Consumes @skb.
+ * before it; @local: our own, for a GID of this device, never on a wire
+ * and so without an ICRC. Consumes @skb.
  */
-int vroce_rx(struct vroce_dev *vdev, struct sk_buff *skb)
+static int vroce_rx_packet(struct vroce_dev *vdev, struct sk_buff *skb,
+			   bool local)
 {
 	struct vroce_rxpkt rx = { .skb = skb };
 	struct vroce_pkt *pkt = &rx.pkt;
@@ -247,7 +249,7 @@ int vroce_rx(struct vroce_dev *vdev, struct sk_buff *skb)
 
 	if (!vroce_rx_pull(skb))
 		goto drop;
-	if (!vroce_rx_icrc_ok(skb)) {
+	if (!local && !vroce_rx_icrc_ok(skb)) {
 		vroce_count(vdev, VROCE_CNT_RX_ICRC_ERRORS, 1);
 		goto drop;
 	}
@@ -270,6 +272,11 @@ drop:
 	return 0;
 }
 
+int vroce_rx_local(struct vroce_dev *vdev, struct sk_buff *skb)
+{
+	return vroce_rx_packet(vdev, skb, true);
+}
+
 /* encap_rcv of our UDP sockets: 0 means the skb is ours now. */
 int vroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 {
@@ -279,7 +286,7 @@ int vroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 		kfree_skb(skb);
 		return 0;
 	}
-	vroce_rx(vdev, skb);
+	vroce_rx_packet(vdev, skb, false);
 	ib_device_put(&vdev->ibdev);
 	return 0;
 }

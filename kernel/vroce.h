@@ -506,7 +506,7 @@ int vroce_net_xmit(struct vroce_dev *vdev, struct sk_buff *skb,
 
 /* rx.c: the receive path */
 int vroce_udp_recv(struct sock *sk, struct sk_buff *skb);
-int vroce_rx(struct vroce_dev *vdev, struct sk_buff *skb);
+int vroce_rx_local(struct vroce_dev *vdev, struct sk_buff *skb);
 int vroce_take_recv(struct vroce_qp *qp, struct vroce_recv_wqe *wqe,
 		    struct vroce_sge *sge);
 void vroce_qp_put(struct vroce_qp *qp);

@@ -8,8 +8,8 @@
 # loaded), icrc=shash and icrc=table (reloading vroce):
 #   - icrc and icrc_impl say what was asked for (shash: the crypto API's
 #     crc32, which this kernel has);
-#   - ibv_rc_pingpong on vroce0 over eth0 (local loopback, so vroce both
-#     makes and checks every ICRC) passes, with no ICRC error;
+#   - ibv_rc_pingpong on vroce0 over eth0 (local loopback, which carries
+#     no ICRC) passes, with no ICRC error;
 #   - packets sent from a network namespace to vroce1 (on a veth) with
 #     ICRCs computed by tests/vm/_icrc.py (zlib, not the kernel) pass the
 #     ICRC check, and one with a wrong ICRC does not;
@@ -33,11 +33,6 @@ good=8
 
 tap_plan 26
 
-# counter DEV NAME: one port counter of DEV from rdma statistic.
-counter() {
-	rdma statistic show link "$1/1" | tr ' ' '\n' |
-		grep -A1 -x "$2" | tail -n 1
-}
 
 # The last choice logged, e.g. "shash crc32-pclmul".
 logged_choice() {
@@ -100,15 +95,15 @@ loopback() {
 injected() {
 	local drop0 err0
 	rdma_add vroce1 veth0 && vm_wait_port_active vroce1 10 || return 1
-	drop0=$(counter vroce1 rx_dropped)
-	err0=$(counter vroce1 rx_icrc_errors)
+	drop0=$(dev_counter vroce1 rx_dropped)
+	err0=$(dev_counter vroce1 rx_icrc_errors)
 	ip netns exec ic python3 "$icrc_py" send 198.51.100.2 198.51.100.1 \
 		"$good" 1 || return 1
 	# shellcheck disable=SC2317  # called through wait_for
-	arrived() { [ "$(counter vroce1 rx_dropped)" -ge $((drop0 + good + 1)) ]; }
+	arrived() { [ "$(dev_counter vroce1 rx_dropped)" -ge $((drop0 + good + 1)) ]; }
 	wait_for 10 arrived
-	inj_drop=$(($(counter vroce1 rx_dropped) - drop0))
-	inj_err=$(($(counter vroce1 rx_icrc_errors) - err0))
+	inj_drop=$(($(dev_counter vroce1 rx_dropped) - drop0))
+	inj_err=$(($(dev_counter vroce1 rx_icrc_errors) - err0))
 	[ "$inj_drop" = $((good + 1)) ] && [ "$inj_err" = 1 ]
 }
 
@@ -133,14 +128,14 @@ run_mode() { # MODE
 	tap_result $? "icrc=$mode: icrc_impl \"$impl\", logged \"$(logged_choice)\""
 	loopback
 	tap_result $? "icrc=$mode: ibv_rc_pingpong on vroce0, 20 x 4001 bytes"
-	[ "$(counter vroce0 rx_icrc_errors)" = 0 ] &&
-		[ "$(counter vroce0 rx_packets)" -ge 160 ]
-	tap_result $? "icrc=$mode: vroce0 rx_packets $(counter vroce0 rx_packets), rx_icrc_errors $(counter vroce0 rx_icrc_errors)"
+	[ "$(dev_counter vroce0 rx_icrc_errors)" = 0 ] &&
+		[ "$(dev_counter vroce0 rx_packets)" -ge 160 ]
+	tap_result $? "icrc=$mode: vroce0 rx_packets $(dev_counter vroce0 rx_packets), rx_icrc_errors $(dev_counter vroce0 rx_icrc_errors)"
 	injected
 	tap_result $? "icrc=$mode: $good right ICRCs from _icrc.py pass and 1 wrong one is caught (dropped $inj_drop, ICRC errors $inj_err)"
 	sent
 	tap_result $? "icrc=$mode: ICRCs vroce1 sends are right: $(tail -n 1 /tmp/icrc.cap)"
-	[ "$(counter vroce0 rx_icrc_errors)" = 0 ]
+	[ "$(dev_counter vroce0 rx_icrc_errors)" = 0 ]
 	tap_result $? "icrc=$mode: still no ICRC error on vroce0"
 }
 

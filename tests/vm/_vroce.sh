@@ -22,6 +22,7 @@
 #                            there (waits up to S seconds)
 #   counters FILE            $dev's port 1 hardware counters into FILE
 #   counter FILE NAME        one counter's value from such a FILE
+#   dev_counter DEV NAME     one port 1 hardware counter of DEV, now
 
 wait_for() {
 	_wf_end=$(($(date +%s) + $1))
@@ -151,4 +152,10 @@ counters() {
 # counter FILE NAME: its value, or nothing.
 counter() {
 	awk -v n="$2" '$1 == n { print $2; exit }' "$1"
+}
+
+# dev_counter DEV NAME: one port 1 hardware counter of DEV, now.
+dev_counter() {
+	rdma statistic show link "$1/1" | tr ' ' '\n' |
+		grep -A1 -x "$2" | tail -n 1
 }

@@ -81,6 +81,7 @@ serve_run() {
 	c0=$(counters)
 	tool_serve "$log" || up=1
 	vm_send "up.$n" "$up"
+	idle_wait "done.$n" 200 "$tool_pid"
 	crc=$(vm_recv "done.$n" 200)
 	tool_reap "${crc:-1}" >/dev/null
 	c1=$(counters)
@@ -107,7 +108,29 @@ drive_run() {
 	[ -n "${prof:-}" ] && prof_stop
 	[ "$rc" = 0 ] && bench_result "$log" "$col"
 	echo "ctr $(counter_delta "$c0" "$c1") $(vm_recv "ctr.$n" 60)"
-	[ "$rc" = 0 ] || { echo "run $n failed ($rc): ${cli[*]}"; tail -n 5 "$log"; } >&2
+	if [ "$rc" != 0 ]; then
+		echo "run $n failed ($rc): ${cli[*]} (log: fail-$n.cli)" >&2
+		cp "$log" "${VROCE_OUT:-/tmp}/fail-$n.cli"
+	fi
+}
+
+# idle_wait KEY S [PID]: wait up to S s until the peer (B) has sent KEY,
+# or PID has exited, like vm_recv but without starting a program while it
+# waits (a builtin read with a time-out on a fifo nobody writes to). VM A
+# waits so while its servers serve B's measurements: vm_recv polls with
+# two programs a fifth of a second, which on one emulated vCPU would take
+# time from the run it measures. It looks for the file vm_send writes
+# ($VROCE_SHARED/kv.KEY.b, see lib.sh).
+idle_wait() {
+	local f=$VROCE_SHARED/kv.$1.b end=$((SECONDS + $2))
+	[ -p /tmp/bench.idle ] || mkfifo /tmp/bench.idle
+	exec 9<>/tmp/bench.idle
+	while [ ! -e "$f" ] && [ ! -e "$VROCE_SHARED/exited.b" ] &&
+		[ "$SECONDS" -lt "$end" ]; do
+		[ -n "${3:-}" ] && ! kill -0 "$3" 2>/dev/null && break
+		read -r -t 0.5 -u 9 _
+	done
+	exec 9<&-
 }
 
 # stack_up KIND: the device of KIND on eth0 on this side, its port active
@@ -207,8 +230,8 @@ tcp_bench() {
 			pid=$!
 			tool_port=5201 tool_listen=tcp tool_wait_listen "$pid"
 			vm_send "up.$n" $?
-			vm_recv "done.$n" 200 >/dev/null
 			wait "$pid"
+			vm_recv "done.$n" 200 >/dev/null
 			continue
 		fi
 		rc=1
@@ -226,7 +249,7 @@ tcp_bench() {
 		pid=$!
 		tool_port=19765 tool_listen=tcp tool_wait_listen "$pid"
 		vm_send "up.$n" $?
-		vm_recv "done.$n" $((60 * repeat + 60)) >/dev/null
+		idle_wait "done.$n" $((60 * repeat + 60))
 		kill "$pid" 2>/dev/null
 		wait "$pid"
 		return

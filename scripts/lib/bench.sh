@@ -51,12 +51,12 @@ ROWS
 			echo "ib_write_bw_64KiB_q$q Gb/s 4 cli ib_write_bw -q $q -s 65536 -n 200 --report_gbits"
 		done
 		cat <<'ROWS'
-ib_write_bw_2B Gb/s 4 cli ib_write_bw -s 2 -n 5000 --report_gbits
-ib_write_bw_64B_size Gb/s 4 cli ib_write_bw -s 64 -n 5000 --report_gbits
-ib_write_bw_1KiB Gb/s 4 cli ib_write_bw -s 1024 -n 2000 --report_gbits
-ib_write_bw_4KiB Gb/s 4 cli ib_write_bw -s 4096 -n 1000 --report_gbits
-ib_write_bw_64KiB_size Gb/s 4 cli ib_write_bw -s 65536 -n 200 --report_gbits
-ib_write_bw_1MiB_size Gb/s 4 cli ib_write_bw -s 1048576 -n 40 --report_gbits
+ib_write_bw_size_2B Gb/s 4 cli ib_write_bw -s 2 -n 5000 --report_gbits
+ib_write_bw_size_64B Gb/s 4 cli ib_write_bw -s 64 -n 5000 --report_gbits
+ib_write_bw_size_1KiB Gb/s 4 cli ib_write_bw -s 1024 -n 2000 --report_gbits
+ib_write_bw_size_4KiB Gb/s 4 cli ib_write_bw -s 4096 -n 1000 --report_gbits
+ib_write_bw_size_64KiB Gb/s 4 cli ib_write_bw -s 65536 -n 200 --report_gbits
+ib_write_bw_size_1MiB Gb/s 4 cli ib_write_bw -s 1048576 -n 40 --report_gbits
 ROWS
 		;;
 	*) return 1 ;;

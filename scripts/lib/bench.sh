@@ -110,7 +110,7 @@ bench_cell() {
 bench_table() {
 	local rxe=$1 vroce=$2 ctr=${3:-} name unit a alo ahi b blo bhi ratio
 	local ca cb retx tmo
-	printf '%-24s %-5s %-22s %-22s %6s  %s\n' benchmark unit rdma_rxe vroce \
+	printf '%-24s %-5s %-26s %-26s %6s  %s\n' benchmark unit rdma_rxe vroce \
 		ratio "vroce retransmits/timeouts"
 	while read -r name unit a alo ahi; do
 		read -r _ _ b blo bhi < <(grep -m1 "^$name " "$vroce")
@@ -135,7 +135,7 @@ bench_table() {
 		if [ -n "$ctr" ]; then
 			read -r _ retx tmo < <(grep -m1 "^$name " "$ctr")
 		fi
-		printf '%-24s %-5s %-22s %-22s %6s  %s\n' "$name" "$unit" "$ca" \
+		printf '%-24s %-5s %-26s %-26s %6s  %s\n' "$name" "$unit" "$ca" \
 			"$cb" "$ratio" "${retx:--}/${tmo:--}"
 	done <"$rxe"
 }

@@ -6,7 +6,8 @@
 #   make check      every test: host unit tests, provider tests, VM tests
 #   make demo       boot two VMs, load vroce, create vroce0, print
 #                   ibv_devinfo, run ibv_rc_pingpong and ib_write_bw
-#   make bench      rdma_rxe and vroce side by side in one VM (scripts/bench)
+#   make bench      rdma_rxe and vroce side by side: on the two-VM wire
+#                   (the main table), then in one VM (scripts/bench)
 #
 # KDIR defaults to the newest installed /lib/modules/*/build.
 

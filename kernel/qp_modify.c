@@ -277,21 +277,20 @@ static void vroce_qp_enter_err(struct vroce_qp *qp, enum ib_qp_state cur)
 		vroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
-static void vroce_qp_enter(struct vroce_qp *qp, enum ib_qp_state cur,
-			   enum ib_qp_state next)
+/*
+ * Publishes the QP's state to the packet path, which reads it without a
+ * lock: whatever a state lets a packet use is set before it.
+ */
+static void vroce_qp_set_state(struct vroce_qp *qp, enum ib_qp_state next)
 {
-	if (next == IB_QPS_RESET) {
-		vroce_qp_reset(qp);
-		return;
-	}
-	qp->attrs.state = next;
-	if (vroce_qp_is_ud(qp)) {
-		if (next == IB_QPS_ERR)
-			vroce_qp_enter_err(qp, cur);
-		else if (next == IB_QPS_SQD)
-			vroce_qp_drained(qp);
-		return;
-	}
+	/* Pairs with smp_load_acquire() in vroce_resp_rx(). */
+	smp_store_release(&qp->attrs.state, next);
+}
+
+/* What entering @next does to a connected (RC, UC) QP. */
+static void vroce_qp_enter_conn(struct vroce_qp *qp, enum ib_qp_state cur,
+				enum ib_qp_state next)
+{
 	switch (next) {
 	case IB_QPS_ERR:
 		vroce_qp_enter_err(qp, cur);
@@ -313,6 +312,26 @@ static void vroce_qp_enter(struct vroce_qp *qp, enum ib_qp_state cur,
 	default:
 		break;
 	}
+}
+
+static void vroce_qp_enter(struct vroce_qp *qp, enum ib_qp_state cur,
+			   enum ib_qp_state next)
+{
+	if (next == IB_QPS_RESET) {
+		vroce_qp_reset(qp);
+		return;
+	}
+	/* ERR and SQD hold things back: in force before the work. */
+	if (next == IB_QPS_ERR || next == IB_QPS_SQD)
+		vroce_qp_set_state(qp, next);
+	if (!vroce_qp_is_ud(qp))
+		vroce_qp_enter_conn(qp, cur, next);
+	else if (next == IB_QPS_ERR)
+		vroce_qp_enter_err(qp, cur);
+	else if (next == IB_QPS_SQD)
+		vroce_qp_drained(qp);
+	/* INIT, RTR and RTS let packets in: only once all is set for them. */
+	vroce_qp_set_state(qp, next);
 }
 
 /*

@@ -180,6 +180,8 @@ static void vroce_resp_read_reply(struct vroce_qp *qp, struct vroce_mr *mr,
 	bool first, last;
 	u8 *p;
 
+	if (!mtu)
+		return;		/* no path MTU: nothing can be sent */
 	vroce_resp_address(qp, &t);
 	do {
 		n = min(mtu, len - off);
@@ -359,6 +361,9 @@ static enum vroce_verdict vroce_resp_read(struct vroce_qp *qp,
 	struct vroce_res *res;
 	u32 npkts;
 
+	/* RTR sets the MTU before it lets requests in; never divide by 0. */
+	if (!resp->mtu)
+		return VROCE_RESP_DROP;
 	vroce_reth_parse(&reth, vroce_pkt_hdr(pkt, bth, VROCE_HDR_RETH),
 			 VROCE_RETH_LEN);
 	if (reth.dma_len > VROCE_MAX_MSG_SZ)
@@ -640,7 +645,8 @@ static void vroce_resp_uc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 void vroce_resp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		   const u8 *bth)
 {
-	int state = READ_ONCE(qp->attrs.state);
+	/* What the state lets us use is set before it (vroce_qp_set_state). */
+	int state = smp_load_acquire(&qp->attrs.state);
 	struct sk_buff_head q;
 
 	if (state < IB_QPS_RTR || state == IB_QPS_ERR)

@@ -116,9 +116,10 @@ void vroce_req_reset(struct vroce_qp *qp)
 	vroce_comp_stop(qp);
 	spin_lock_bh(&req->lock);
 	vroce_req_drop_all(qp);
-	req->head = 0;
-	req->next = 0;
-	req->tail = 0;
+	/* cons is published from tail: go on from the ring's own index. */
+	req->head = qp->sq.own;
+	req->next = req->head;
+	req->tail = req->head;
 	req->next_off = 0;
 	req->rd_out = 0;
 	req->failed = 0;

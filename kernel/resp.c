@@ -65,12 +65,17 @@ static void vroce_resp_abort(struct vroce_qp *qp)
 	resp->cur = 0;
 }
 
+/*
+ * Entering RESET: the receive WQE held is dropped, and no request is
+ * looked at until RTR (vroce_resp_start()), not even one that saw the
+ * old state before RESET was published.
+ */
 void vroce_resp_reset(struct vroce_qp *qp)
 {
 	spin_lock_bh(&qp->resp.lock);
 	vroce_resp_abort(qp);
 	qp->resp.have_wqe = false;
-	qp->resp.failed = false;
+	qp->resp.failed = true;
 	spin_unlock_bh(&qp->resp.lock);
 }
 

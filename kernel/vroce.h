@@ -261,7 +261,7 @@ struct vroce_qp {
 	int err_event;			/* enum ib_event_type to raise, or -1 */
 };
 
-/* The requester's WQE number @idx (a count since reset): its state. */
+/* The requester's WQE number @idx (see struct vroce_req): its state. */
 static inline struct vroce_swqe *vroce_swqe(struct vroce_qp *qp, u32 idx)
 {
 	return &qp->req.swq[idx & (qp->sq.entries - 1)];

@@ -70,7 +70,7 @@ int vroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		return err;
 	if (udata && !vroce_udata_in_ok(udata, 0))
 		return -EOPNOTSUPP;
-	ah->dest = kzalloc(sizeof(*ah->dest), gfp);
+	ah->dest = kzalloc(sizeof(*ah->dest), gfp | __GFP_ACCOUNT);
 	if (!ah->dest)
 		return -ENOMEM;
 	ah->dest->pd = ibah->pd;

@@ -59,8 +59,9 @@ int vroce_req_init(struct vroce_qp *qp)
 	struct vroce_req *req = &qp->req;
 
 	spin_lock_init(&req->lock);
-	req->swq = kvcalloc(qp->sq.entries, sizeof(*req->swq), GFP_KERNEL);
-	req->wqes = kvcalloc(qp->sq.entries, qp->sq.stride, GFP_KERNEL);
+	req->swq = kvcalloc(qp->sq.entries, sizeof(*req->swq),
+			    GFP_KERNEL_ACCOUNT);
+	req->wqes = kvcalloc(qp->sq.entries, qp->sq.stride, GFP_KERNEL_ACCOUNT);
 	if (!req->swq || !req->wqes) {
 		kvfree(req->swq);
 		kvfree(req->wqes);

@@ -26,6 +26,35 @@ static int vroce_ah_check(const struct rdma_ah_attr *attr)
 	return 0;
 }
 
+/*
+ * The AH table's lock keeps interrupts off: ib_cm creates and destroys
+ * AHs under a spinlock taken with spin_lock_irqsave() (cm_alloc_msg()),
+ * the MAD layer in other contexts. With @gfp that may sleep, the
+ * allocation lets go of the lock (and turns interrupts on) while it
+ * waits, which is right there: such callers run with them on.
+ */
+static int vroce_ah_insert(struct vroce_dev *vdev, struct vroce_ah *ah,
+			   gfp_t gfp)
+{
+	unsigned long flags;
+	int err;
+
+	xa_lock_irqsave(&vdev->ahs, flags);
+	err = __xa_alloc(&vdev->ahs, &ah->num, ah->dest,
+			 XA_LIMIT(1, VROCE_MAX_AH), gfp);
+	xa_unlock_irqrestore(&vdev->ahs, flags);
+	return err;
+}
+
+static void vroce_ah_erase(struct vroce_dev *vdev, struct vroce_ah *ah)
+{
+	unsigned long flags;
+
+	xa_lock_irqsave(&vdev->ahs, flags);
+	__xa_erase(&vdev->ahs, ah->num);
+	xa_unlock_irqrestore(&vdev->ahs, flags);
+}
+
 int vroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		    struct ib_udata *udata)
 {
@@ -41,7 +70,7 @@ int vroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		return err;
 	if (udata && !vroce_udata_in_ok(udata, 0))
 		return -EOPNOTSUPP;
-	ah->dest = kzalloc(sizeof(*ah->dest), gfp);
+	ah->dest = kzalloc(sizeof(*ah->dest), gfp | __GFP_ACCOUNT);
 	if (!ah->dest)
 		return -ENOMEM;
 	ah->dest->pd = ibah->pd;
@@ -52,8 +81,7 @@ int vroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 		err = -ENOMEM;
 		goto dec;
 	}
-	err = xa_alloc_bh(&vdev->ahs, &ah->num, ah->dest,
-			  XA_LIMIT(1, VROCE_MAX_AH), gfp);
+	err = vroce_ah_insert(vdev, ah, gfp);
 	if (err)
 		goto dec;
 	rdma_copy_ah_attr(&ah->attr, init->ah_attr);
@@ -68,7 +96,7 @@ int vroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,
 	return 0;
 erase:
 	rdma_destroy_ah_attr(&ah->attr);
-	xa_erase_bh(&vdev->ahs, ah->num);
+	vroce_ah_erase(vdev, ah);
 	atomic_dec(&vdev->n_ah);
 	kfree_rcu(ah->dest, rcu);	/* a sender may have found it */
 	return err;
@@ -84,7 +112,7 @@ int vroce_destroy_ah(struct ib_ah *ibah, u32 flags)
 	struct vroce_dev *vdev = to_vdev(ibah->device);
 	struct vroce_ah *ah = to_vah(ibah);
 
-	xa_erase_bh(&vdev->ahs, ah->num);
+	vroce_ah_erase(vdev, ah);
 	rdma_destroy_ah_attr(&ah->attr);
 	atomic_dec(&vdev->n_ah);
 	kfree_rcu(ah->dest, rcu);

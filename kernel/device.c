@@ -268,7 +268,8 @@ int vroce_dev_add(const char *name, struct net_device *ndev)
 	INIT_LIST_HEAD(&vdev->node);
 	ida_init(&vdev->pd_ida);
 	ida_init(&vdev->qpn_ida);
-	xa_init_flags(&vdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_BH);
+	/* ib_cm creates and destroys AHs with interrupts off. */
+	xa_init_flags(&vdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&vdev->qps, XA_FLAGS_LOCK_BH);
 	vdev->ndev = ndev;
 	netdev_hold(ndev, &vdev->ndev_tracker, GFP_KERNEL);

@@ -33,7 +33,7 @@ static int vroce_wc_flags(const struct vroce_cqe *c)
 static void vroce_cqe_to_wc(struct vroce_dev *vdev, const struct vroce_cqe *c,
 			    struct ib_wc *wc)
 {
-	struct vroce_qp *qp;
+	struct vroce_qp_ref *ref;
 
 	memset(wc, 0, sizeof(*wc));
 	wc->wr_id = c->wr_id;
@@ -52,8 +52,8 @@ static void vroce_cqe_to_wc(struct vroce_dev *vdev, const struct vroce_cqe *c,
 	wc->network_hdr_type = c->network_hdr_type;
 	/* A consumer polls a QP's completions before it destroys it. */
 	rcu_read_lock();
-	qp = xa_load(&vdev->qps, c->qp_num);
-	wc->qp = qp ? &qp->ibqp : NULL;
+	ref = xa_load(&vdev->qps, c->qp_num);
+	wc->qp = ref ? &ref->qp->ibqp : NULL;
 	rcu_read_unlock();
 }
 

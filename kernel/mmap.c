@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Memory shared with user space: rings and doorbell pages are vmalloc'd
- * by their owner, inserted here to get an mmap offset for the provider,
+ * Memory shared with user space: rings are vmalloc'd (zeroed, whole
+ * pages, charged to the owner's memory cgroup) by their owner, inserted here to get an mmap offset for the provider,
  * and mapped on the provider's mmap() of the uverbs fd. ib_core frees
  * an entry (mmap_free) once its owner removed it and no mmap() is in
  * progress; pages still mapped by a process keep their own page
@@ -18,7 +18,7 @@
 
 struct vroce_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
-	void *vaddr;			/* vmalloc_user() memory, page aligned */
+	void *vaddr;			/* zeroed vmalloc memory, whole pages */
 };
 
 static struct vroce_mmap_entry *
@@ -28,7 +28,7 @@ to_vmentry(struct rdma_user_mmap_entry *rdma_entry)
 }
 
 /*
- * Makes @vaddr (from vmalloc_user(), @size bytes) mappable by the context
+ * Makes @vaddr (zeroed vmalloc memory, @size bytes) mappable by the context
  * and returns the entry; *@offset is the mmap offset for user space. The
  * caller removes the entry with rdma_user_mmap_entry_remove() and frees
  * @vaddr only from vroce_mmap_free(), which owns it from now on.
@@ -40,7 +40,7 @@ vroce_mmap_insert(struct ib_ucontext *ibuc, void *vaddr, size_t size,
 	struct vroce_mmap_entry *entry;
 	int err;
 
-	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL_ACCOUNT);
 	if (!entry)
 		return ERR_PTR(-ENOMEM);
 	entry->vaddr = vaddr;
@@ -54,6 +54,26 @@ vroce_mmap_insert(struct ib_ucontext *ibuc, void *vaddr, size_t size,
 	return &entry->rdma;
 }
 
+/*
+ * Maps the pages of @vaddr, all of @vma, as remap_vmalloc_range() does;
+ * that one takes only vmalloc_user() memory, which is not charged to a
+ * memory cgroup.
+ */
+static int vroce_mmap_pages(struct vm_area_struct *vma, void *vaddr)
+{
+	unsigned long uaddr;
+	int err;
+
+	for (uaddr = vma->vm_start; uaddr < vma->vm_end; uaddr += PAGE_SIZE) {
+		err = vm_insert_page(vma, uaddr, vmalloc_to_page(vaddr));
+		if (err)
+			return err;
+		vaddr += PAGE_SIZE;
+	}
+	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	return 0;
+}
+
 int vroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rdma_entry;
@@ -65,8 +85,7 @@ int vroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 		return -EINVAL;
 	/* A ring is mapped whole, from its start, or not at all. */
 	if (len == rdma_entry->npages << PAGE_SHIFT)
-		err = remap_vmalloc_range(vma, to_vmentry(rdma_entry)->vaddr,
-					  0);
+		err = vroce_mmap_pages(vma, to_vmentry(rdma_entry)->vaddr);
 	rdma_user_mmap_entry_put(rdma_entry);
 	return err;
 }

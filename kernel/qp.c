@@ -142,7 +142,6 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return qpn == -ENOSPC ? -ENOMEM : qpn;
 
 	mutex_init(&qp->state_lock);
-	refcount_set(&qp->ref, 1);
 	init_completion(&qp->released);
 	INIT_WORK(&qp->tx_work, vroce_tx_work);
 	spin_lock_init(&qp->sq_lock);
@@ -161,9 +160,14 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ibqp->qp_num = qpn;
 
 	err = -ENOMEM;
-	qp->wqe_buf = kmalloc(sq_stride, GFP_KERNEL);
-	if (!qp->wqe_buf)
+	qp->ref = kzalloc(sizeof(*qp->ref), GFP_KERNEL_ACCOUNT);
+	if (!qp->ref)
 		goto qpn;
+	refcount_set(&qp->ref->count, 1);
+	qp->ref->qp = qp;
+	qp->wqe_buf = kmalloc(sq_stride, GFP_KERNEL_ACCOUNT);
+	if (!qp->wqe_buf)
+		goto ref;
 	err = vroce_qp_rings(qp, udata ? &uctx->ibuc : NULL, sq_stride,
 			     rq_stride);
 	if (err)
@@ -177,7 +181,7 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	if (err)
 		goto req;
 	/* Visible to the receive path from here on. */
-	err = xa_insert_bh(&vdev->qps, qpn, qp, GFP_KERNEL);
+	err = xa_insert_bh(&vdev->qps, qpn, qp->ref, GFP_KERNEL_ACCOUNT);
 	if (err)
 		goto req;
 	atomic_inc(&vdev->n_qp);
@@ -190,6 +194,8 @@ rings:
 	vroce_queue_destroy(&qp->sq);
 buf:
 	kfree(qp->wqe_buf);
+ref:
+	kfree(qp->ref);		/* never published */
 qpn:
 	if (qpn != 1)
 		ida_free(&vdev->qpn_ida, qpn);
@@ -202,13 +208,14 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct vroce_qp *qp = to_vqp(ibqp);
 
 	/*
-	 * No new packet finds the QP; wait for those in flight, and for
-	 * lock-free lookups that may still look at it (vroce_qp_get()).
+	 * No new packet finds the QP; wait for those in flight. A lock-free
+	 * lookup (vroce_qp_get()) may still read the count it found: that
+	 * goes after a grace period, the QP at once.
 	 */
 	xa_erase_bh(&vdev->qps, ibqp->qp_num);
 	vroce_qp_put(qp);
 	wait_for_completion(&qp->released);
-	synchronize_rcu_expedited();
+	kfree_rcu(qp->ref, rcu);
 	/* Then the engine and the timers, which kick each other. */
 	WRITE_ONCE(qp->dying, true);
 	if (!vroce_qp_is_ud(qp))

@@ -192,26 +192,55 @@ void vroce_qp_flush(struct vroce_qp *qp)
 	spin_unlock_bh(&qp->rq_lock);
 }
 
-/* Drops whatever is posted, without completions. */
+/*
+ * Publishes the QP's state to the packet path, which reads it without a
+ * lock: whatever a state lets a packet use is set before it.
+ */
+static void vroce_qp_set_state(struct vroce_qp *qp, enum ib_qp_state next)
+{
+	/* Pairs with smp_load_acquire() in vroce_resp_rx(). */
+	smp_store_release(&qp->attrs.state, next);
+}
+
+/* Drops whatever is posted, without completions; caller holds the lock. */
 static void vroce_discard_ring(struct vroce_queue *ring)
 {
 	int n = vroce_queue_produced(ring);
 
-	if (n > 0) {
+	if (n > 0)
 		ring->own += n;
-		vroce_queue_publish_cons(ring);
-	}
+	vroce_queue_publish_cons(ring);
 }
 
-static void vroce_qp_reset(struct vroce_qp *qp)
+/*
+ * The SQ and the requester: the requester's indices go on from the
+ * ring's own index (it publishes the ring's cons from them), and the
+ * whole ring is free once the requester lets go of what it held.
+ */
+static void vroce_qp_reset_sq(struct vroce_qp *qp)
 {
-	if (!vroce_qp_is_ud(qp)) {
-		vroce_req_reset(qp);
-		vroce_resp_reset(qp);
-	}
 	spin_lock_bh(&qp->sq_lock);
 	vroce_discard_ring(&qp->sq);
 	spin_unlock_bh(&qp->sq_lock);
+	if (vroce_qp_is_ud(qp))
+		return;
+	vroce_req_reset(qp);
+	spin_lock_bh(&qp->sq_lock);
+	vroce_queue_publish_cons(&qp->sq);
+	spin_unlock_bh(&qp->sq_lock);
+}
+
+/*
+ * RESET is in force first, so that no packet starts anything; then the
+ * responder takes no more receive WQEs (until RTR) and lets go of the
+ * one it held, and only then are the rings emptied.
+ */
+static void vroce_qp_reset(struct vroce_qp *qp)
+{
+	vroce_qp_set_state(qp, IB_QPS_RESET);
+	if (!vroce_qp_is_ud(qp))
+		vroce_resp_reset(qp);
+	vroce_qp_reset_sq(qp);
 	if (!qp->ibqp.srq) {
 		spin_lock_bh(&qp->rq_lock);
 		vroce_discard_ring(&qp->rq);
@@ -277,21 +306,10 @@ static void vroce_qp_enter_err(struct vroce_qp *qp, enum ib_qp_state cur)
 		vroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
-static void vroce_qp_enter(struct vroce_qp *qp, enum ib_qp_state cur,
-			   enum ib_qp_state next)
+/* What entering @next does to a connected (RC, UC) QP. */
+static void vroce_qp_enter_conn(struct vroce_qp *qp, enum ib_qp_state cur,
+				enum ib_qp_state next)
 {
-	if (next == IB_QPS_RESET) {
-		vroce_qp_reset(qp);
-		return;
-	}
-	qp->attrs.state = next;
-	if (vroce_qp_is_ud(qp)) {
-		if (next == IB_QPS_ERR)
-			vroce_qp_enter_err(qp, cur);
-		else if (next == IB_QPS_SQD)
-			vroce_qp_drained(qp);
-		return;
-	}
 	switch (next) {
 	case IB_QPS_ERR:
 		vroce_qp_enter_err(qp, cur);
@@ -313,6 +331,26 @@ static void vroce_qp_enter(struct vroce_qp *qp, enum ib_qp_state cur,
 	default:
 		break;
 	}
+}
+
+static void vroce_qp_enter(struct vroce_qp *qp, enum ib_qp_state cur,
+			   enum ib_qp_state next)
+{
+	if (next == IB_QPS_RESET) {
+		vroce_qp_reset(qp);
+		return;
+	}
+	/* ERR and SQD hold things back: in force before the work. */
+	if (next == IB_QPS_ERR || next == IB_QPS_SQD)
+		vroce_qp_set_state(qp, next);
+	if (!vroce_qp_is_ud(qp))
+		vroce_qp_enter_conn(qp, cur, next);
+	else if (next == IB_QPS_ERR)
+		vroce_qp_enter_err(qp, cur);
+	else if (next == IB_QPS_SQD)
+		vroce_qp_drained(qp);
+	/* INIT, RTR and RTS let packets in: only once all is set for them. */
+	vroce_qp_set_state(qp, next);
 }
 
 /*

@@ -22,7 +22,12 @@ int vroce_queue_init(struct vroce_queue *ring, u32 entries, u32 stride,
 	ring->stride = stride;
 	ring->size = PAGE_ALIGN(VROCE_RING_ENTRIES_OFFSET +
 				(size_t)entries * stride);
-	ring->buf = vmalloc_user(ring->size);
+	/*
+	 * Sized by the caller's capabilities: charged to its memory cgroup
+	 * (vmalloc_user() charges nothing). Zeroed, whole pages: nothing of
+	 * the kernel's shows through the mapping (mmap.c).
+	 */
+	ring->buf = __vmalloc(ring->size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!ring->buf)
 		return -ENOMEM;
 	ring->hdr = ring->buf;

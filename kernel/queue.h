@@ -16,7 +16,7 @@
 #include <rdma/vroce-abi.h>
 
 struct vroce_queue {
-	void *buf;			/* vmalloc_user(), header first */
+	void *buf;			/* vmalloc'd, zeroed, header first */
 	struct vroce_ring_hdr *hdr;
 	u32 entries;			/* power of two */
 	u32 stride;			/* bytes per entry, power of two */

@@ -39,9 +39,10 @@ struct vroce_swqe {
 };
 
 /*
- * The requester. Indices count WQEs since the QP was reset: tail is the
- * oldest one not completed, next the one being sent, head one past the
- * last taken from the ring. PSNs: una is the oldest not acknowledged,
+ * The requester. Indices count WQEs in the numbering of the SQ ring's
+ * own index (it publishes the ring's cons from tail): tail is the oldest
+ * one not completed, next the one being sent, head one past the last
+ * taken from the ring. PSNs: una is the oldest not acknowledged,
  * next_psn the next one to send, psn_hi one past the highest ever sent.
  */
 struct vroce_req {

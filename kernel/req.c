@@ -57,8 +57,9 @@ int vroce_req_init(struct vroce_qp *qp)
 	struct vroce_req *req = &qp->req;
 
 	spin_lock_init(&req->lock);
-	req->swq = kvcalloc(qp->sq.entries, sizeof(*req->swq), GFP_KERNEL);
-	req->wqes = kvcalloc(qp->sq.entries, qp->sq.stride, GFP_KERNEL);
+	req->swq = kvcalloc(qp->sq.entries, sizeof(*req->swq),
+			    GFP_KERNEL_ACCOUNT);
+	req->wqes = kvcalloc(qp->sq.entries, qp->sq.stride, GFP_KERNEL_ACCOUNT);
 	if (!req->swq || !req->wqes) {
 		kvfree(req->swq);
 		kvfree(req->wqes);
@@ -118,9 +119,10 @@ void vroce_req_reset(struct vroce_qp *qp)
 	vroce_comp_stop(qp);
 	spin_lock_bh(&req->lock);
 	vroce_req_drop_all(qp);
-	req->head = 0;
-	req->next = 0;
-	req->tail = 0;
+	/* cons is published from tail: go on from the ring's own index. */
+	req->head = qp->sq.own;
+	req->next = req->head;
+	req->tail = req->head;
 	req->next_off = 0;
 	req->rd_out = 0;
 	req->failed = 0;

@@ -66,12 +66,17 @@ static void vroce_resp_abort(struct vroce_qp *qp)
 	resp->cur = 0;
 }
 
+/*
+ * Entering RESET: the receive WQE held is dropped, and no request is
+ * looked at until RTR (vroce_resp_start()), not even one that saw the
+ * old state before RESET was published.
+ */
 void vroce_resp_reset(struct vroce_qp *qp)
 {
 	spin_lock_bh(&qp->resp.lock);
 	vroce_resp_abort(qp);
 	qp->resp.have_wqe = false;
-	qp->resp.failed = false;
+	qp->resp.failed = true;
 	qp->resp.ack_pending = false;
 	spin_unlock_bh(&qp->resp.lock);
 }
@@ -196,6 +201,8 @@ static void vroce_resp_read_reply(struct vroce_qp *qp, struct vroce_mr *mr,
 	bool first, last;
 	u8 *p;
 
+	if (!mtu)
+		return;		/* no path MTU: nothing can be sent */
 	vroce_resp_address(qp, &t);
 	do {
 		n = min(mtu, len - off);
@@ -375,6 +382,9 @@ static enum vroce_verdict vroce_resp_read(struct vroce_qp *qp,
 	struct vroce_res *res;
 	u32 npkts;
 
+	/* RTR sets the MTU before it lets requests in; never divide by 0. */
+	if (!resp->mtu)
+		return VROCE_RESP_DROP;
 	vroce_reth_parse(&reth, vroce_pkt_hdr(pkt, bth, VROCE_HDR_RETH),
 			 VROCE_RETH_LEN);
 	if (reth.dma_len > VROCE_MAX_MSG_SZ)
@@ -703,7 +713,8 @@ static void vroce_resp_uc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 void vroce_resp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		   const u8 *bth)
 {
-	int state = READ_ONCE(qp->attrs.state);
+	/* What the state lets us use is set before it (vroce_qp_set_state). */
+	int state = smp_load_acquire(&qp->attrs.state);
 	struct sk_buff_head q;
 
 	if (state < IB_QPS_RTR || state == IB_QPS_ERR)

@@ -45,7 +45,7 @@ void vroce_ack_queue(struct vroce_qp *qp)
 {
 	struct vroce_ack_cpu *c = this_cpu_ptr(&vroce_ack_cpus);
 
-	refcount_inc(&qp->ref);
+	vroce_qp_hold(qp);
 	llist_add(&qp->resp.ack_node, &c->qps);
 	tasklet_schedule(&c->tasklet);
 }

@@ -20,24 +20,31 @@
 
 /*
  * The QP numbered @qpn, with a reference; NULL if none. Lock-free: a QP
- * being destroyed has no reference left to take, and destroy_qp waits a
- * grace period before its memory can go.
+ * being destroyed has no reference left to take, and the count we look
+ * at outlives the QP by a grace period (struct vroce_qp_ref).
  */
 static struct vroce_qp *vroce_qp_get(struct vroce_dev *vdev, u32 qpn)
 {
-	struct vroce_qp *qp;
+	struct vroce_qp_ref *ref;
+	struct vroce_qp *qp = NULL;
 
 	rcu_read_lock();
-	qp = xa_load(&vdev->qps, qpn);
-	if (qp && !refcount_inc_not_zero(&qp->ref))
-		qp = NULL;
+	ref = xa_load(&vdev->qps, qpn);
+	if (ref && refcount_inc_not_zero(&ref->count))
+		qp = ref->qp;
 	rcu_read_unlock();
 	return qp;
 }
 
+/* One more reference on @qp, for a caller that holds one already. */
+void vroce_qp_hold(struct vroce_qp *qp)
+{
+	refcount_inc(&qp->ref->count);
+}
+
 void vroce_qp_put(struct vroce_qp *qp)
 {
-	if (refcount_dec_and_test(&qp->ref))
+	if (refcount_dec_and_test(&qp->ref->count))
 		complete(&qp->released);
 }
 

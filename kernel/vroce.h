@@ -238,6 +238,19 @@ struct vroce_qp_attrs {
 	struct rdma_ah_attr ah_attr;
 };
 
+/*
+ * What the QP table holds: the receive path finds a QP by number without
+ * a lock and takes a reference here. ib_core frees the QP as soon as
+ * destroy_qp returns, so this part lives apart and goes after a grace
+ * period (kfree_rcu): destroy_qp waits for the references, never for a
+ * grace period.
+ */
+struct vroce_qp_ref {
+	struct rcu_head rcu;
+	refcount_t count;		/* the QP's own one, and lookups' */
+	struct vroce_qp *qp;
+};
+
 struct vroce_qp {
 	struct ib_qp ibqp;
 	struct mutex state_lock;	/* modify, query, destroy */
@@ -248,7 +261,7 @@ struct vroce_qp {
 	spinlock_t rq_lock;		/* kernel side of the RQ */
 	struct vroce_queue sq;
 	struct vroce_queue rq;
-	refcount_t ref;			/* lookups by the receive path */
+	struct vroce_qp_ref *ref;	/* lookups by the receive path */
 	struct completion released;
 	struct work_struct tx_work;	/* the send engine */
 	u64 tx_linger;			/* local_clock(): awake until then */
@@ -261,7 +274,7 @@ struct vroce_qp {
 	int err_event;			/* enum ib_event_type to raise, or -1 */
 };
 
-/* The requester's WQE number @idx (a count since reset): its state. */
+/* The requester's WQE number @idx (see struct vroce_req): its state. */
 static inline struct vroce_swqe *vroce_swqe(struct vroce_qp *qp, u32 idx)
 {
 	return &qp->req.swq[idx & (qp->sq.entries - 1)];
@@ -509,6 +522,7 @@ int vroce_udp_recv(struct sock *sk, struct sk_buff *skb);
 int vroce_rx_local(struct vroce_dev *vdev, struct sk_buff *skb);
 int vroce_take_recv(struct vroce_qp *qp, struct vroce_recv_wqe *wqe,
 		    struct vroce_sge *sge);
+void vroce_qp_hold(struct vroce_qp *qp);
 void vroce_qp_put(struct vroce_qp *qp);
 
 /* tx.c: the send engine; what one step of it found (enum vroce_tx_res) */

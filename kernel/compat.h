@@ -9,6 +9,7 @@
 #ifndef VROCE_COMPAT_H
 #define VROCE_COMPAT_H
 
+#include <linux/mm.h>
 #include <linux/version.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -28,6 +29,21 @@ vroce_create_cq_udata(struct uverbs_attr_bundle *attrs)
 static inline struct ib_udata *vroce_create_cq_udata(struct ib_udata *udata)
 {
 	return udata;
+}
+#endif
+
+/* Since 6.3, vm_flags is changed only through vm_flags_set(). */
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 3, 0)
+static inline void vroce_vm_flags_set(struct vm_area_struct *vma,
+				      unsigned long flags)
+{
+	vma->vm_flags |= flags;
+}
+#else
+static inline void vroce_vm_flags_set(struct vm_area_struct *vma,
+				      vm_flags_t flags)
+{
+	vm_flags_set(vma, flags);
 }
 #endif
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Memory shared with user space: rings are vmalloc'd (zeroed, whole
- * pages, charged to the owner's memory cgroup) by their owner, inserted here to get an mmap offset for the provider,
+ * pages, charged to the owner's memory cgroup) by their owner, inserted
+ * here to get an mmap offset for the provider,
  * and mapped on the provider's mmap() of the uverbs fd. ib_core frees
  * an entry (mmap_free) once its owner removed it and no mmap() is in
  * progress; pages still mapped by a process keep their own page
@@ -15,6 +16,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "vroce.h"
+#include "compat.h"
 
 struct vroce_mmap_entry {
 	struct rdma_user_mmap_entry rdma;
@@ -70,7 +72,7 @@ static int vroce_mmap_pages(struct vm_area_struct *vma, void *vaddr)
 			return err;
 		vaddr += PAGE_SIZE;
 	}
-	vma->vm_flags |= VM_DONTEXPAND | VM_DONTDUMP;
+	vroce_vm_flags_set(vma, VM_DONTEXPAND | VM_DONTDUMP);
 	return 0;
 }
 

@@ -292,10 +292,15 @@ static int vroce_req_take(struct vroce_qp *qp)
 	struct vroce_req *req = &qp->req;
 	int n;
 
-	if (req->head - req->tail >= qp->sq.entries) {
-		req->blocked = true;	/* the completer frees entries */
-		return VROCE_TX_WAIT;
-	}
+	/*
+	 * Every ring entry is taken and not completed, so the provider
+	 * cannot have posted more: the engine goes to sleep as on an empty
+	 * ring, and the provider's next post rings the doorbell. Waiting for
+	 * the completer to kick the engine instead would wake it once per
+	 * completion for nothing in a ping-pong (a send queue of one).
+	 */
+	if (req->head - req->tail >= qp->sq.entries)
+		return VROCE_TX_IDLE;
 	spin_lock(&qp->sq_lock);
 	n = vroce_queue_produced(&qp->sq);
 	if (n > 0) {

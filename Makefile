@@ -3,7 +3,10 @@
 # vroce top-level build.
 #   make            module (vroce.ko), provider (libvroce-rdmav34.so), tests
 #   make install    install them (honours DESTDIR), then depmod
-#   make check      every test: host unit tests, provider tests, VM tests
+#   make check      every test: host unit tests, provider tests, a 60 s
+#                   fuzzer smoke run, VM tests
+#   make fuzz       a long run of the packet parser's fuzzer (tests/fuzz):
+#                   FUZZ_RUNS inputs (12,000,000) or FUZZ_TIME seconds
 #   make demo       boot two VMs, load vroce, create vroce0, print
 #                   ibv_devinfo, run ibv_rc_pingpong and ib_write_bw
 #   make bench      rdma_rxe and vroce side by side: on the two-VM wire
@@ -16,7 +19,7 @@ BUILD ?= $(CURDIR)/build
 export BUILD
 
 .PHONY: all deps module user unit provider-tests progs install check demo bench \
-	check-unit check-vm clean
+	check-unit check-vm fuzz clean
 
 all: module user unit provider-tests progs
 
@@ -50,6 +53,9 @@ check-unit: unit provider-tests
 
 check-vm: all
 	scripts/run-vm-tests
+
+fuzz: deps
+	$(MAKE) -C tests/fuzz O=$(BUILD)/fuzz run
 
 demo: all
 	scripts/vm --pair scripts/demo

@@ -21,7 +21,7 @@ static int parse_ipv4(struct vroce_ipudp *out, const vr_u8 *p, vr_size len,
 	tot_len = vroce_get_be16(p + 2);
 	if (hlen < VROCE_IPV4_HDR_LEN || tot_len < hlen)
 		return VROCE_EINVAL;
-	if (tot_len > len)
+	if (hlen > len)
 		return VROCE_ESHORT;
 	if (p[9] != VROCE_IPPROTO_UDP ||
 	    (vroce_get_be16(p + 6) & IPV4_FRAG_MASK))
@@ -42,8 +42,6 @@ static int parse_ipv6(struct vroce_ipudp *out, const vr_u8 *p, vr_size len,
 	if (len < VROCE_IPV6_HDR_LEN)
 		return VROCE_ESHORT;
 	tot_len = VROCE_IPV6_HDR_LEN + vroce_get_be16(p + 4);
-	if (tot_len > len)
-		return VROCE_ESHORT;
 	if (p[6] != VROCE_IPPROTO_UDP)
 		return VROCE_EPROTO;
 
@@ -76,14 +74,22 @@ int vroce_ipudp_parse(struct vroce_ipudp *out, const void *ip, vr_size len)
 	if (ret)
 		return ret;
 
-	/* The datagram is within len; now the UDP header within it. */
+	/*
+	 * The UDP header within the datagram, and the UDP datagram within
+	 * len. Not the whole IP datagram: the UDP stack trims a packet to
+	 * its UDP length, so the IP header may count bytes that are gone.
+	 */
 	hlen = out->ip_hlen;
 	if (dgram_len < hlen + VROCE_UDP_HDR_LEN)
 		return VROCE_EINVAL;
+	if (len < hlen + VROCE_UDP_HDR_LEN)
+		return VROCE_ESHORT;
 	udp = p + hlen;
 	udp_len = vroce_get_be16(udp + 4);
 	if (udp_len < VROCE_UDP_HDR_LEN || udp_len > dgram_len - hlen)
 		return VROCE_EINVAL;
+	if (udp_len > len - hlen)
+		return VROCE_ESHORT;
 
 	out->sport = vroce_get_be16(udp);
 	out->dport = vroce_get_be16(udp + 2);

@@ -31,9 +31,12 @@ struct vroce_ipudp {
 
 /*
  * Parse the IPv4 or IPv6 header at @ip and the UDP header after it.
- * @len is the number of bytes readable at @ip. The datagram (as its IP
- * header counts it) must fit in @len; trailing bytes, such as Ethernet
- * padding, are ignored.
+ * @len is the number of bytes readable at @ip. The UDP datagram (as its
+ * UDP length counts it) must fit in @len and in the IP datagram (as its
+ * IP header counts it); trailing bytes, such as Ethernet padding, are
+ * ignored. The IP datagram itself need not fit in @len: the kernel's UDP
+ * stack trims a packet to its UDP length and leaves the IP header as it
+ * came, so the bytes past the UDP datagram may be gone.
  *
  * Returns the offset of the UDP payload (the BTH) from @ip; its length is
  * out->udp_len - 8. Fails with VROCE_ESHORT on truncated input,

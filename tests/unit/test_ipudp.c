@@ -105,8 +105,17 @@ static void test_ipv4_bad(void **state)
 	p[6] = 0x40;
 	p[7] = 0x00;
 
-	p[3] = 0x31;		/* total length beyond the buffer */
+	/*
+	 * The IP datagram beyond the buffer, the UDP one within: what the
+	 * UDP stack leaves after trimming a packet to its UDP length.
+	 * Found by tests/fuzz: this used to fail, and so did the ICRC.
+	 */
+	p[3] = 0x31;
+	assert_int_equal(parse(&iu, p, n), 28);
+	assert_int_equal(iu.udp_len, 28);
+	p[25] = 0x1d;		/* the UDP datagram beyond the buffer too */
 	assert_int_equal(parse(&iu, p, n), VROCE_ESHORT);
+	p[25] = 0x1c;
 	p[3] = 0x1a;		/* no room for the UDP header */
 	assert_int_equal(parse(&iu, p, n), VROCE_EINVAL);
 	p[3] = 0x30;
@@ -149,6 +158,12 @@ static void test_ipv6(void **state)
 	p[5] = 0x1c;
 	p[45] = 0x1d;		/* UDP length beyond the payload */
 	assert_int_equal(parse(&iu, p, n), VROCE_EINVAL);
+
+	p[5] = 0x1d;		/* the UDP datagram beyond the buffer */
+	assert_int_equal(parse(&iu, p, n), VROCE_ESHORT);
+	p[45] = 0x1c;		/* IP payload beyond the buffer, UDP within */
+	assert_int_equal(parse(&iu, p, n), 48);
+	assert_int_equal(iu.udp_len, 28);
 }
 
 static void test_sport(void **state)

@@ -267,6 +267,11 @@ static int vroce_rx_packet(struct vroce_dev *vdev, struct sk_buff *skb,
 	qp = vroce_qp_get(vdev, pkt->bth.dqpn);
 	if (!qp)
 		goto drop;
+	/* The one P_Key of the table: every QP's pkey_index is 0. */
+	if (!vroce_pkey_match(pkt->bth.pkey, VROCE_DEFAULT_PKEY)) {
+		vroce_qp_put(qp);
+		goto drop;
+	}
 	vroce_count(vdev, VROCE_CNT_RX_PACKETS, 1);
 	vroce_count(vdev, VROCE_CNT_RX_BYTES, pkt->paylen);
 	vroce_rx_deliver(qp, skb, pkt, bth);

@@ -70,6 +70,24 @@ static inline vr_bool vroce_range_ok(vr_u64 mr_start, vr_u64 mr_len,
 	return len <= mr_len - off;
 }
 
+/*
+ * P_Keys (IBTA 10.9.3): the low 15 bits name the partition, the top bit
+ * says full (1) or limited (0) membership. Two P_Keys match when they
+ * name the same partition and at least one of them is a full member; the
+ * invalid P_Keys, partition 0, match nothing.
+ */
+#define VROCE_PKEY_FULL		0x8000u
+#define VROCE_PKEY_BASE_MASK	0x7fffu
+
+static inline vr_bool vroce_pkey_match(vr_u16 a, vr_u16 b)
+{
+	if (!(a & VROCE_PKEY_BASE_MASK))
+		return 0;
+	if ((a ^ b) & VROCE_PKEY_BASE_MASK)
+		return 0;
+	return ((a | b) & VROCE_PKEY_FULL) != 0;
+}
+
 /* Access flags: the values of enum ib_access_flags. */
 #define VROCE_ACCESS_LOCAL_WRITE	(1u << 0)
 #define VROCE_ACCESS_REMOTE_WRITE	(1u << 1)

@@ -261,6 +261,25 @@ static void test_access(void **state)
 					      1u << 20));
 }
 
+static void test_pkey(void **state)
+{
+	(void)state;
+	/* The default partition, full and limited members. */
+	assert_true(vroce_pkey_match(0xffff, 0xffff));
+	assert_true(vroce_pkey_match(0x7fff, 0xffff));
+	assert_true(vroce_pkey_match(0xffff, 0x7fff));
+	assert_false(vroce_pkey_match(0x7fff, 0x7fff));
+	/* Another partition, whatever the membership. */
+	assert_false(vroce_pkey_match(0x1234, 0xffff));
+	assert_false(vroce_pkey_match(0x9234, 0xffff));
+	assert_false(vroce_pkey_match(0xfffe, 0xffff));
+	assert_true(vroce_pkey_match(0x9234, 0x1234));
+	/* Partition 0 is invalid, even against itself. */
+	assert_false(vroce_pkey_match(0x0000, 0x0000));
+	assert_false(vroce_pkey_match(0x8000, 0x8000));
+	assert_false(vroce_pkey_match(0x8000, 0x0000));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -269,6 +288,7 @@ int main(void)
 		cmocka_unit_test(test_range),
 		cmocka_unit_test(test_range_reference),
 		cmocka_unit_test(test_access),
+		cmocka_unit_test(test_pkey),
 	};
 
 	return cmocka_run_group_tests_name("key", tests, NULL, NULL);

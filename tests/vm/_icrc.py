@@ -10,6 +10,9 @@
 #       1400 bytes) with a right ICRC, then BAD with a wrong one, from
 #       IPv4 address SRC to DST, through a raw socket (so the IP header,
 #       which the ICRC covers, is ours)
+#   _icrc.py ud SRC DST QPN QKEY PKEY COUNT
+#       send COUNT UD SEND Only packets with a right ICRC, P_Key PKEY and
+#       Q_Key QKEY, each with a 256-byte payload of zeros, to QP QPN
 #   _icrc.py capture COUNT SECONDS
 #       read UDP port 4791 IPv4 packets for up to SECONDS (or until COUNT
 #       came), check each ICRC; prints "N right, M wrong" and succeeds if
@@ -50,6 +53,26 @@ def packet(src, dst, n, ident, good):
     return pkt[:-4] + crc
 
 
+def ud_packet(src, dst, qpn, qkey, pkey, ident):
+    bth = struct.pack("!BBHII", 0x64, 0, pkey, qpn & 0xffffff, ident)
+    deth = struct.pack("!II", qkey, 2)
+    payload = bytes(256)
+    udp_len = 8 + len(bth) + len(deth) + len(payload) + 4
+    udp = struct.pack("!HHHH", 49152 + ident, ROCE_PORT, udp_len, 0)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + udp_len, ident, 0x4000,
+                     64, socket.IPPROTO_UDP, 0, socket.inet_aton(src),
+                     socket.inet_aton(dst))
+    pkt = ip + udp + bth + deth + payload + b"\0\0\0\0"
+    return pkt[:-4] + icrc(pkt)
+
+
+def send_ud(src, dst, qpn, qkey, pkey, count):
+    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
+    for i in range(count):
+        s.sendto(ud_packet(src, dst, qpn, qkey, pkey, i + 1), (dst, 0))
+    return 0
+
+
 def send(src, dst, good, bad):
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
     for i in range(good + bad):
@@ -86,9 +109,13 @@ def capture(count, seconds):
 def main(argv):
     if len(argv) == 6 and argv[1] == "send":
         return send(argv[2], argv[3], int(argv[4]), int(argv[5]))
+    if len(argv) == 8 and argv[1] == "ud":
+        return send_ud(argv[2], argv[3], int(argv[4], 0), int(argv[5], 0),
+                       int(argv[6], 0), int(argv[7]))
     if len(argv) == 4 and argv[1] == "capture":
         return capture(int(argv[2]), float(argv[3]))
-    print("usage: _icrc.py send SRC DST GOOD BAD | capture COUNT SECONDS",
+    print("usage: _icrc.py send SRC DST GOOD BAD | "
+          "ud SRC DST QPN QKEY PKEY COUNT | capture COUNT SECONDS",
           file=sys.stderr)
     return 2
 

@@ -2,6 +2,7 @@
 #
 # vroce top-level build.
 #   make            module (vroce.ko), provider (libvroce-rdmav34.so), tests
+#                   (with tests/kmod/vroce_ktest.ko, a kernel-verbs checker)
 #   make install    install them (honours DESTDIR), then depmod
 #   make check      every test: host unit tests, provider tests, a 60 s
 #                   fuzzer smoke run, VM tests
@@ -18,10 +19,10 @@ KDIR ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1)
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all deps module user unit provider-tests progs install check demo bench \
+.PHONY: all deps module ktest user unit provider-tests progs install check demo bench \
 	check-unit check-vm fuzz clean
 
-all: module user unit provider-tests progs
+all: module ktest user unit provider-tests progs
 
 deps:
 	@scripts/deps
@@ -29,6 +30,10 @@ deps:
 module: deps
 	@test -n "$(KDIR)" || { echo "make: no kernel headers; set KDIR" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+ktest: deps
+	@test -n "$(KDIR)" || { echo "make: no kernel headers; set KDIR" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod modules
 
 user: deps
 	$(MAKE) -C user O=$(BUILD)/user
@@ -65,4 +70,5 @@ bench: all
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	-$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/kmod clean
 	rm -rf $(BUILD)

@@ -176,6 +176,38 @@ static void vroce_cq_overflow(struct vroce_cq *cq)
 }
 
 /*
+ * Drops the unpolled completions of QP @qpn from kernel CQ @cq, keeping
+ * the others in order: once a kernel QP is destroyed, no completion may
+ * name its number, which a new QP can take (kverbs.c resolves wc->qp by
+ * number). The consumer, vroce_poll_cq(), also holds cq->lock.
+ */
+void vroce_cq_purge(struct vroce_cq *cq, u32 qpn)
+{
+	struct vroce_queue *ring = &cq->ring;
+	struct vroce_cqe *c;
+	unsigned long flags;
+	u32 i, dst, cons;
+
+	if (cq->ibcq.uobject)
+		return;
+	spin_lock_irqsave(&cq->lock, flags);
+	cons = ring->hdr->cons;
+	i = ring->own;
+	dst = ring->own;
+	while (i != cons) {
+		i--;
+		c = vroce_queue_slot(ring, i);
+		if (c->qp_num == qpn)
+			continue;
+		dst--;
+		if (dst != i)
+			memcpy(vroce_queue_slot(ring, dst), c, sizeof(*c));
+	}
+	ring->hdr->cons = dst;
+	spin_unlock_irqrestore(&cq->lock, flags);
+}
+
+/*
  * Adds one completion. Fails with -ENOSPC when the CQ is full or broken;
  * the CQ then reports IB_EVENT_CQ_ERR once and takes no more completions.
  */

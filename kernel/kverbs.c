@@ -50,7 +50,11 @@ static void vroce_cqe_to_wc(struct vroce_dev *vdev, const struct vroce_cqe *c,
 	wc->sl = c->sl;
 	wc->port_num = VROCE_PORT;
 	wc->network_hdr_type = c->network_hdr_type;
-	/* A consumer polls a QP's completions before it destroys it. */
+	/*
+	 * destroy_qp purges a kernel QP's completions before its number can
+	 * be reused (vroce_cq_purge()); one polled while its QP is being
+	 * destroyed names no QP.
+	 */
 	rcu_read_lock();
 	ref = xa_load(&vdev->qps, c->qp_num);
 	wc->qp = ref ? &ref->qp->ibqp : NULL;

@@ -227,6 +227,11 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		vroce_req_destroy(qp);
 	}
 
+	/* Nothing makes completions now: the QP's number is free to reuse. */
+	vroce_cq_purge(to_vcq(ibqp->send_cq), ibqp->qp_num);
+	if (ibqp->recv_cq != ibqp->send_cq)
+		vroce_cq_purge(to_vcq(ibqp->recv_cq), ibqp->qp_num);
+
 	mutex_lock(&qp->state_lock);
 	rdma_destroy_ah_attr(&qp->attrs.ah_attr);
 	vroce_queue_destroy(&qp->rq);

@@ -375,6 +375,7 @@ int vroce_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 		    struct vroce_create_cq_arg *arg);
 int vroce_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata);
 int vroce_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
+void vroce_cq_purge(struct vroce_cq *cq, u32 qpn);
 int vroce_cq_add(struct vroce_cq *cq, const struct vroce_cqe *cqe,
 		 bool solicited);
 

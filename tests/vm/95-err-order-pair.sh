@@ -41,5 +41,5 @@ else
 		tap_fail "err_order server is listening"
 	fi
 fi
-vm_barrier done 60
+vm_barrier "done" 60
 tap_done

@@ -42,5 +42,5 @@ else
 		tap_fail "verbs_wire server is listening"
 	fi
 fi
-vm_barrier done 60
+vm_barrier "done" 60
 tap_done

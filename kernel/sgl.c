@@ -38,18 +38,23 @@ void vroce_mr_put(struct vroce_mr *mr)
 		complete(&mr->released);
 }
 
-/* Whether MR or MW @obj (tag @tag) grants remote @access to the range. */
+/*
+ * Whether MR or MW @obj (tag @tag) grants remote @access to [*@va, *@va +
+ * @len); the MR if so. The address of a zero-based window is an offset
+ * from its start: *@va becomes the MR address it names.
+ */
 static struct vroce_mr *vroce_remote_ok(struct vroce_qp *qp, void *obj,
-					int tag, u32 rkey, u64 va, u64 len,
+					int tag, u32 rkey, u64 *va, u64 len,
 					int access)
 {
 	struct vroce_mr *mr = obj;
 	struct vroce_mw *mw = obj;
+	bool zb;
 
 	if (tag == VROCE_KEY_MR) {
 		if (mr->ibmr.rkey != rkey || mr->ibmr.pd != qp->ibqp.pd ||
 		    mr->dma || (mr->frmr && !mr->valid) || (mr->access & access) != access ||
-		    !vroce_range_ok(mr->iova, mr->length, va, len))
+		    !vroce_range_ok(mr->iova, mr->length, *va, len))
 			return NULL;
 		return mr;
 	}
@@ -57,17 +62,23 @@ static struct vroce_mr *vroce_remote_ok(struct vroce_qp *qp, void *obj,
 	if (tag != VROCE_KEY_MW || !mw->mr || mw->ibmw.rkey != rkey ||
 	    mw->ibmw.pd != qp->ibqp.pd ||
 	    (mw->ibmw.type == IB_MW_TYPE_2 && mw->qpn != qp->ibqp.qp_num) ||
-	    (mw->access & access) != access ||
-	    !vroce_range_ok(mw->addr, mw->length, va, len))
+	    (mw->access & access) != access)
 		return NULL;
+	zb = mw->access & IB_ZERO_BASED;
+	if (!vroce_range_ok(zb ? 0 : mw->addr, mw->length, *va, len))
+		return NULL;
+	if (zb)
+		*va += mw->addr;
 	return mw->mr;
 }
 
 /*
  * The MR that R_Key @rkey (of an MR or a bound MW) lets @qp reach for
- * @access to [@va, @va + @len), with a reference; NULL if it does not.
+ * @access to [*@va, *@va + @len), with a reference; NULL if it does not.
+ * *@va is then the address in the MR (a zero-based window's offset is
+ * rebased to the window's start).
  */
-struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 va,
+struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 *va,
 				     u64 len, int access)
 {
 	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);

@@ -446,7 +446,7 @@ void vroce_srq_limit_event(struct vroce_srq *srq);
 /* sgl.c: scatter/gather lists against MRs */
 struct vroce_mr *vroce_mr_get(struct vroce_dev *vdev, u32 key,
 			      struct ib_pd *pd);
-struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 va,
+struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 *va,
 				     u64 len, int access);
 void vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
 		   bool to_mr);

@@ -168,6 +168,7 @@ struct vroce_mr {
 	u32 nstaged;
 	u32 max_pages;
 	atomic_t bound_mws;
+	bool replaced;			/* rereg gave its keys to a new MR */
 	refcount_t ref;			/* lookups by the data path */
 	struct completion released;
 	struct rcu_head rcu;		/* lookups are lock-free */

@@ -10,6 +10,17 @@
  *   - type 2, zero-based: the WRITE names an offset from the window's
  *     start; one past the window's end fails with a remote access error.
  *
+ * And ibv_rereg_mr(), which keeps the MR's keys (issue 10 V2): an MR
+ * registered with local write only, its rkey taken as a peer would take
+ * it, then re-registered, the same lkey and rkey before and after, and a
+ * WRITE with the old rkey working:
+ *
+ *   - IBV_REREG_MR_CHANGE_ACCESS adding remote write;
+ *   - IBV_REREG_MR_CHANGE_TRANSLATION to another buffer: the WRITE lands
+ *     there, and the old buffer stays unchanged;
+ *   - IBV_REREG_MR_CHANGE_PD to a second PD: a QP of that PD writes with
+ *     the rkey, one of the first PD is refused.
+ *
  * Each WRITE goes from an RC QP of DEVICE to itself (loopback through the
  * device's IPv4 RoCE v2 GID); the bytes are checked, and so are the bytes
  * around them, which must not change.
@@ -35,6 +46,8 @@
 struct env {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
+	struct ibv_pd *pd2;		/* for IBV_REREG_MR_CHANGE_PD */
+	struct ibv_mr *src_mr2;		/* the source in pd2 */
 	struct ibv_cq *cq;
 	int gid;
 	uint8_t *dst;			/* the target, BUF_SIZE */
@@ -95,7 +108,7 @@ static int write_one(struct env *e, struct ibv_qp *qp, uint32_t soff,
 {
 	struct ibv_sge sge = {
 		.addr = (uintptr_t)(e->src + soff), .length = MSG,
-		.lkey = e->src_mr->lkey,
+		.lkey = qp->pd == e->pd ? e->src_mr->lkey : e->src_mr2->lkey,
 	};
 	struct ibv_send_wr wr = {
 		.wr_id = 7, .sg_list = &sge, .num_sge = 1,
@@ -224,6 +237,90 @@ out:
 		ibv_destroy_qp(qp);
 }
 
+/* Whether @p[0, BUF_SIZE) holds src[@soff, + MSG) at @off, FILL elsewhere. */
+static int holds(const uint8_t *p, const uint8_t *src, uint32_t off,
+		 uint32_t soff)
+{
+	uint32_t i;
+
+	if (memcmp(p + off, src + soff, MSG))
+		return 0;
+	for (i = 0; i < BUF_SIZE; i++)
+		if ((i < off || i >= off + MSG) && p[i] != FILL)
+			return 0;
+	return 1;
+}
+
+static int all_fill(const uint8_t *p)
+{
+	uint32_t i;
+
+	for (i = 0; i < BUF_SIZE; i++)
+		if (p[i] != FILL)
+			return 0;
+	return 1;
+}
+
+/*
+ * ibv_rereg_mr(@flags) of an MR registered with local write only over a
+ * buffer of its own: the keys stay, and a WRITE with the rkey taken
+ * before it lands.
+ */
+static void test_rereg(struct env *e, int flags, const char *name)
+{
+	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	uint8_t *a = aligned_alloc(4096, BUF_SIZE);
+	uint8_t *b = aligned_alloc(4096, BUF_SIZE);
+	struct ibv_pd *pd = flags & IBV_REREG_MR_CHANGE_PD ? e->pd2 : e->pd;
+	uint8_t *target = flags & IBV_REREG_MR_CHANGE_TRANSLATION ? b : a;
+	struct ibv_qp *qp = NULL, *other = NULL;
+	struct ibv_mr *mr = NULL;
+	uint32_t lkey, rkey, soff = 3000, at = 5000;
+	int ret, st;
+
+	if (!a || !b)
+		goto out;
+	memset(a, FILL, BUF_SIZE);
+	memset(b, FILL, BUF_SIZE);
+	/* CHANGE_PD alone keeps the access: give it remote write already. */
+	mr = ibv_reg_mr(e->pd, a, BUF_SIZE,
+			flags & IBV_REREG_MR_CHANGE_ACCESS ?
+			IBV_ACCESS_LOCAL_WRITE : rw);
+	qp = new_qp(e, pd);
+	if (!tap_ok(mr && qp, "%s: an MR and a QP", name))
+		goto out;
+	lkey = mr->lkey;
+	rkey = mr->rkey;
+	/* libibverbs wants access 0 unless it is to change. */
+	ret = ibv_rereg_mr(mr, flags, e->pd2, b, BUF_SIZE,
+			   flags & IBV_REREG_MR_CHANGE_ACCESS ? rw : 0);
+	tap_ok(ret == 0 && mr->lkey == lkey && mr->rkey == rkey,
+	       "%s: ibv_rereg_mr returns %d, keys 0x%x/0x%x before, 0x%x/0x%x after",
+	       name, ret, lkey, rkey, mr->lkey, mr->rkey);
+	st = write_one(e, qp, soff, (uintptr_t)(target + at), rkey);
+	tap_ok(st == IBV_WC_SUCCESS && holds(target, e->src, at, soff) &&
+	       (target == a || all_fill(a)),
+	       "%s: RDMA WRITE with the rkey taken before rereg: status %d, data %s",
+	       name, st, holds(target, e->src, at, soff) ? "right" : "wrong");
+	if (!(flags & IBV_REREG_MR_CHANGE_PD))
+		goto out;
+	/* The old PD's QPs lost the MR. */
+	other = new_qp(e, e->pd);
+	st = other ? write_one(e, other, 0, (uintptr_t)(b + 100), rkey) : -2;
+	tap_ok(st == IBV_WC_REM_ACCESS_ERR && b[100] == FILL,
+	       "%s: a QP of the old PD is refused (status %d), target unchanged",
+	       name, st);
+out:
+	if (other)
+		ibv_destroy_qp(other);
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(a);
+	free(b);
+}
+
 int main(int argc, char **argv)
 {
 	const char *dev = argc > 1 ? argv[1] : "vroce0";
@@ -235,11 +332,12 @@ int main(int argc, char **argv)
 		return tap_done();
 	e.gid = roce_v2_ipv4_gid(e.ctx);
 	e.pd = ibv_alloc_pd(e.ctx);
+	e.pd2 = ibv_alloc_pd(e.ctx);
 	e.cq = ibv_create_cq(e.ctx, 16, NULL, NULL, 0);
 	e.dst = aligned_alloc(4096, BUF_SIZE);
 	e.src = aligned_alloc(4096, BUF_SIZE);
-	if (!tap_ok(e.gid >= 0 && e.pd && e.cq && e.dst && e.src,
-		    "IPv4 RoCE v2 GID %d, a PD, a CQ, buffers", e.gid))
+	if (!tap_ok(e.gid >= 0 && e.pd && e.pd2 && e.cq && e.dst && e.src,
+		    "IPv4 RoCE v2 GID %d, two PDs, a CQ, buffers", e.gid))
 		return tap_done();
 	memset(e.dst, FILL, BUF_SIZE);
 	for (i = 0; i < BUF_SIZE; i++)
@@ -247,17 +345,24 @@ int main(int argc, char **argv)
 	e.dst_mr = ibv_reg_mr(e.pd, e.dst, BUF_SIZE,
 			      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND);
 	e.src_mr = ibv_reg_mr(e.pd, e.src, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE);
-	if (!tap_ok(e.dst_mr && e.src_mr,
-		    "target MR (LOCAL_WRITE | MW_BIND) and source MR"))
+	e.src_mr2 = ibv_reg_mr(e.pd2, e.src, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE);
+	if (!tap_ok(e.dst_mr && e.src_mr && e.src_mr2,
+		    "target MR (LOCAL_WRITE | MW_BIND) and source MRs"))
 		return tap_done();
 
 	test_type1(&e);
 	test_type2(&e, 0);
 	test_type2(&e, 1);
+	test_rereg(&e, IBV_REREG_MR_CHANGE_ACCESS, "rereg CHANGE_ACCESS");
+	test_rereg(&e, IBV_REREG_MR_CHANGE_TRANSLATION,
+		   "rereg CHANGE_TRANSLATION");
+	test_rereg(&e, IBV_REREG_MR_CHANGE_PD, "rereg CHANGE_PD");
 
+	ibv_dereg_mr(e.src_mr2);
 	ibv_dereg_mr(e.src_mr);
 	ibv_dereg_mr(e.dst_mr);
 	ibv_destroy_cq(e.cq);
+	ibv_dealloc_pd(e.pd2);
 	ibv_dealloc_pd(e.pd);
 	ibv_close_device(e.ctx);
 	return tap_done();

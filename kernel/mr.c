@@ -57,7 +57,6 @@ int vroce_mr_publish(struct vroce_dev *vdev, struct vroce_mr *mr)
 		return -ENOMEM;
 	}
 	refcount_set(&mr->ref, 1);
-	init_completion(&mr->released);
 	err = vroce_key_alloc(vdev, mr, VROCE_KEY_MR, &key);
 	if (err) {
 		atomic_dec(&vdev->n_mr);
@@ -68,13 +67,25 @@ int vroce_mr_publish(struct vroce_dev *vdev, struct vroce_mr *mr)
 	return 0;
 }
 
-/* Lock-free lookups may still read the struct: it goes after a grace period. */
-void vroce_mr_free(struct vroce_mr *mr)
+/* Unpins the pages of @mr; no copy may use them any more. */
+static void vroce_mr_unpin(struct vroce_mr *mr)
 {
 	kvfree(mr->pages);
+	mr->pages = NULL;
 	kvfree(mr->stage);
+	mr->stage = NULL;
 	if (mr->umem)
 		ib_umem_release(mr->umem);
+	mr->umem = NULL;
+}
+
+/*
+ * Frees an MR the data path never held (a failed registration). Lock-free
+ * lookups may still read the struct: it goes after a grace period.
+ */
+void vroce_mr_free(struct vroce_mr *mr)
+{
+	vroce_mr_unpin(mr);
 	kfree_rcu(mr, rcu);
 }
 
@@ -172,11 +183,20 @@ int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	if (!mr->replaced)
 		__xa_erase(&vdev->keys, vroce_key_index(ibmr->lkey));
 	xa_unlock_bh(&vdev->keys);
-	/* No new lookup finds it now; wait for those in flight. */
-	vroce_mr_put(mr);
-	wait_for_completion(&mr->released);
+	/*
+	 * No new lookup finds it now, but a packet may hold it as long as
+	 * its peer wishes (a WRITE First and nothing after it): revoke it
+	 * rather than wait for that. Each copy looks at the flag in an RCU
+	 * read-side section, so after one grace period none is running and
+	 * none will start: the pages can go. The struct goes with the last
+	 * reference (vroce_mr_put()), and the WRITE in progress fails with a
+	 * remote access error NAK at its next packet.
+	 */
+	WRITE_ONCE(mr->revoked, true);
+	synchronize_rcu();
+	vroce_mr_unpin(mr);
 	atomic_dec(&vdev->n_mr);
-	vroce_mr_free(mr);
+	vroce_mr_put(mr);
 	return 0;
 }
 
@@ -191,7 +211,6 @@ static int vroce_mr_replace(struct vroce_dev *vdev, struct vroce_mr *old,
 	void *prev;
 
 	refcount_set(&mr->ref, 1);
-	init_completion(&mr->released);
 	mr->ibmr.lkey = old->ibmr.lkey;
 	mr->ibmr.rkey = old->ibmr.rkey;
 	xa_lock_bh(&vdev->keys);

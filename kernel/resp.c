@@ -350,8 +350,9 @@ static enum vroce_verdict vroce_resp_write(struct vroce_qp *qp,
 			return VROCE_RESP_OP_ERR;
 		}
 	}
-	if (pkt->paylen)
-		vroce_mr_write_pkt(resp->wmr, resp->wva, pkt);
+	/* An MR deregistered since the first packet takes no more bytes. */
+	if (pkt->paylen && vroce_mr_write_pkt(resp->wmr, resp->wva, pkt))
+		return VROCE_RESP_ACCESS_ERR;
 	resp->wva += pkt->paylen;
 	resp->wleft -= pkt->paylen;
 	if (pos == VROCE_POS_FIRST)
@@ -433,6 +434,8 @@ static enum vroce_verdict vroce_resp_atomic(struct vroce_qp *qp,
 			      pkt->bth.opcode == VROCE_OP_RC_CMP_SWAP,
 			      a.swap_add, a.compare, &orig);
 	vroce_mr_put(mr);
+	if (err == -EACCES)
+		return VROCE_RESP_ACCESS_ERR;	/* deregistered meanwhile */
 	if (err)
 		return VROCE_RESP_INV_REQ;
 	res = vroce_resp_new_res(resp);

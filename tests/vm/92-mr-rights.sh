@@ -15,6 +15,7 @@
 #
 # vm: timeout=300
 
+# shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/_vroce.sh"
 

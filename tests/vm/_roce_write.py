@@ -22,7 +22,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _icrc import ROCE_PORT, icrc  # noqa: E402
+from _icrc import ROCE_PORT, icrc, recv_roce  # noqa: E402
 
 OP_WRITE_FIRST = 0x06
 OP_WRITE_MIDDLE = 0x07
@@ -65,18 +65,11 @@ def middle(src, dst, qpn, psn, seconds):
                   payload(PAYLOAD)), dst)
     end = time.monotonic() + seconds
     while True:
-        left = end - time.monotonic()
-        if left <= 0:
+        ip = recv_roce(r, end)
+        if ip is None:
             print("no remote access error NAK for PSN %d" % psn)
             return 1
-        r.settimeout(left)
-        try:
-            ip = r.recv(65536)
-        except socket.timeout:
-            continue
         ihl = (ip[0] & 0xf) * 4
-        if struct.unpack("!H", ip[ihl + 2:ihl + 4])[0] != ROCE_PORT:
-            continue
         bth = ip[ihl + 8:ihl + 20]
         op = bth[0]
         rpsn = struct.unpack("!I", bth[8:12])[0] & 0xffffff

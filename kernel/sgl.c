@@ -380,9 +380,12 @@ int vroce_mr_write_pkt(struct vroce_mr *mr, u64 iova,
 	return vroce_mr_write_skb(mr, iova, &pos, pkt->paylen) ? -EACCES : 0;
 }
 
-/* The payload of @pkt into the SGL, from byte @skip of it on. */
-void vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 skip,
-			 const struct vroce_pkt *pkt)
+/*
+ * The payload of @pkt into the SGL, from byte @skip of it on; -EACCES if
+ * an MR of it was revoked (its part is skipped).
+ */
+int vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 skip,
+			const struct vroce_pkt *pkt)
 {
 	struct vroce_skb_pos pos = {
 		.skb = vroce_rxpkt(pkt)->skb,
@@ -390,6 +393,7 @@ void vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 skip,
 	};
 	const struct vroce_sge *sge = sgl->sge;
 	u32 len = pkt->paylen;
+	int err = 0;
 	u32 i, m;
 
 	for (i = 0; i < sgl->n && len; i++) {
@@ -398,10 +402,23 @@ void vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 skip,
 			continue;
 		}
 		m = min(len, sge[i].length - skip);
-		vroce_mr_write_skb(sgl->mrs[i], sge[i].addr + skip, &pos, m);
+		if (vroce_mr_write_skb(sgl->mrs[i], sge[i].addr + skip, &pos, m))
+			err = -EACCES;
 		len -= m;
 		skip = 0;
 	}
+	return err;
+}
+
+/* Whether an MR of the checked SGL @sgl was deregistered since the check. */
+bool vroce_sgl_revoked(const struct vroce_sgl *sgl)
+{
+	u32 i;
+
+	for (i = 0; i < sgl->n; i++)
+		if (sgl->mrs[i] && READ_ONCE(sgl->mrs[i]->revoked))
+			return true;
+	return false;
 }
 
 int vroce_sgl_prepare(struct vroce_qp *qp, struct vroce_sgl *sgl,
@@ -417,11 +434,11 @@ int vroce_sgl_prepare(struct vroce_qp *qp, struct vroce_sgl *sgl,
 	return len;
 }
 
-void vroce_sgl_write(struct vroce_sgl *sgl, u32 off, const void *buf,
-		     u32 len)
+int vroce_sgl_write(struct vroce_sgl *sgl, u32 off, const void *buf,
+		    u32 len)
 {
-	vroce_sgl_copy(sgl->sge, sgl->mrs, sgl->n, off, (void *)buf, len,
-		       true);
+	return vroce_sgl_copy(sgl->sge, sgl->mrs, sgl->n, off, (void *)buf,
+			      len, true);
 }
 
 int vroce_sgl_read(struct vroce_sgl *sgl, u32 off, void *buf, u32 len)

@@ -457,12 +457,13 @@ void vroce_mr_put(struct vroce_mr *mr);
 void vroce_sgl_put(struct vroce_mr **mrs, u32 n);
 int vroce_sgl_prepare(struct vroce_qp *qp, struct vroce_sgl *sgl,
 		      const struct vroce_sge *sge, u32 n, int access);
-void vroce_sgl_write(struct vroce_sgl *sgl, u32 off, const void *buf,
-		     u32 len);
+int vroce_sgl_write(struct vroce_sgl *sgl, u32 off, const void *buf,
+		    u32 len);
 int vroce_sgl_read(struct vroce_sgl *sgl, u32 off, void *buf, u32 len);
 void vroce_sgl_release(struct vroce_sgl *sgl);
-void vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 off,
-			 const struct vroce_pkt *pkt);
+int vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 off,
+			const struct vroce_pkt *pkt);
+bool vroce_sgl_revoked(const struct vroce_sgl *sgl);
 int vroce_mr_write_pkt(struct vroce_mr *mr, u64 iova,
 		       const struct vroce_pkt *pkt);
 int vroce_mr_pages(struct vroce_mr *mr, u64 iova, u32 len,

@@ -16,7 +16,11 @@
  * 1024 bytes (0x00, 0x01, ... mod 251) has come. It checks those bytes,
  * deregisters the MR and says how long that took, then waits for GO2 (by
  * then the peer sent the WRITE Middle) and checks that the Middle's bytes
- * did not land; then it destroys everything and exits.
+ * did not land. Last, the local side: a second QP to the same peer SENDs
+ * 8 KiB from a second MR, which the peer never acknowledges, and that MR
+ * is deregistered meanwhile: dereg returns at once, and the SEND, which
+ * cannot be resent from it, completes with IBV_WC_LOC_PROT_ERR. Then it
+ * destroys everything and exits.
  *
  *   mr_dereg DEVICE PEER GO1 GO2
  *
@@ -75,8 +79,14 @@ int main(int argc, char **argv)
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	struct ibv_cq *cq;
-	struct ibv_qp *qp;
-	struct ibv_mr *mr;
+	struct ibv_qp *qp, *qp2;
+	struct ibv_mr *mr, *mr2;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = {
+		.wr_id = 42, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
 	long long t0, ms;
 	uint8_t *buf;
 	int i, ok, ret;
@@ -101,11 +111,17 @@ int main(int argc, char **argv)
 	ia.send_cq = cq;
 	ia.recv_cq = cq;
 	qp = ibv_create_qp(pd, &ia);
+	qp2 = ibv_create_qp(pd, &ia);
 	mr = ibv_reg_mr(pd, buf, BUF_SIZE,
 			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
-	if (!tap_ok(qp && mr && !rc_connect(qp, &path),
+	mr2 = ibv_reg_mr(pd, buf + BUF_SIZE / 2, BUF_SIZE / 2, 0);
+	if (!tap_ok(qp && qp2 && mr && mr2 && !rc_connect(qp, &path),
 		    "an RC QP in RTS towards QP 0x%x at %s, an MR with remote write",
 		    path.dqpn, argv[2]))
+		return tap_done();
+	path.dqpn++;
+	if (!tap_ok(!rc_connect(qp2, &path),
+		    "a second RC QP towards QP 0x%x", path.dqpn))
 		return tap_done();
 	printf("target qpn=%u psn=%u rkey=%u va=%llu\nready\n", qp->qp_num,
 	       path.rq_psn, mr->rkey, (unsigned long long)(uintptr_t)buf);
@@ -130,7 +146,28 @@ int main(int argc, char **argv)
 	for (ok = 1, i = FIRST; i < BUF_SIZE; i++)
 		ok &= buf[i] == FILL;
 	tap_ok(ok, "nothing after the WRITE First landed in the buffer");
+
+	sge.addr = (uintptr_t)(buf + BUF_SIZE / 2);
+	sge.length = 8192;
+	sge.lkey = mr2->lkey;
+	ret = ibv_post_send(qp2, &wr, &bad);
+	usleep(300000);
+	t0 = now_ms();
+	ret |= ibv_dereg_mr(mr2);
+	ms = now_ms() - t0;
+	tap_ok(ret == 0 && ms < 5000,
+	       "a SEND from a second MR, never acknowledged; its MR's dereg returns %d in %lld ms",
+	       ret, ms);
+	t0 = now_ms();
+	do {
+		ret = ibv_poll_cq(cq, 1, &wc);
+	} while (ret == 0 && now_ms() - t0 < 10000);
+	tap_ok(ret == 1 && wc.wr_id == 42 && wc.status == IBV_WC_LOC_PROT_ERR,
+	       "the SEND completes with IBV_WC_LOC_PROT_ERR (%d): got %d, status %d after %lld ms",
+	       IBV_WC_LOC_PROT_ERR, ret, ret == 1 ? (int)wc.status : -1,
+	       now_ms() - t0);
 	ret = ibv_destroy_qp(qp);
+	ret |= ibv_destroy_qp(qp2);
 	ret |= ibv_destroy_cq(cq);
 	ret |= ibv_dealloc_pd(pd);
 	ret |= ibv_close_device(ctx);

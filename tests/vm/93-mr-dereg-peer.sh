@@ -13,6 +13,10 @@
 #     device removal and rmmod);
 #   - the WRITE Middle that follows gets a remote access error NAK, and
 #     its bytes do not land in the buffer;
+#   - a SEND of the victim from a second MR that the peer never
+#     acknowledges fails with IBV_WC_LOC_PROT_ERR once that MR is
+#     deregistered (it cannot be resent from it), and that dereg returns
+#     at once too;
 #   - the victim exits cleanly, the link goes, and rmmod works.
 #
 # vm: timeout=300

@@ -315,7 +315,11 @@ static void vroce_comp_read(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		vroce_req_fail(qp, IB_WC_BAD_RESP_ERR);
 		return;
 	}
-	vroce_sgl_write_pkt(&sw->sgl, sw->read_off, pkt);
+	/* A local MR deregistered meanwhile takes nothing. */
+	if (vroce_sgl_write_pkt(&sw->sgl, sw->read_off, pkt)) {
+		vroce_req_fail(qp, IB_WC_LOC_PROT_ERR);
+		return;
+	}
 	sw->read_off += pkt->paylen;
 	req->una = vroce_psn_add(req->una, 1);
 	if (last)
@@ -338,7 +342,10 @@ static void vroce_comp_atomic(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		return;
 	vroce_atmack_parse(&ack, vroce_pkt_hdr(pkt, bth, VROCE_HDR_ATMACK),
 			   VROCE_ATMACK_LEN);
-	vroce_sgl_write(&sw->sgl, 0, &ack.orig, sizeof(u64));
+	if (vroce_sgl_write(&sw->sgl, 0, &ack.orig, sizeof(u64))) {
+		vroce_req_fail(qp, IB_WC_LOC_PROT_ERR);
+		return;
+	}
 	qp->req.una = vroce_psn_add(qp->req.una, 1);
 	vroce_req_complete(qp, IB_WC_SUCCESS);
 }

@@ -3,8 +3,8 @@
  * Memory regions. A user MR pins its pages through ib_umem and keeps a
  * page map (one struct page pointer per page) built once at registration:
  * the data path walks it without locks, and it never changes for the
- * life of the MR (rereg makes a new MR). A DMA MR (kernel users) covers
- * kernel virtual addresses and has no page map.
+ * life of the MR (rereg makes a new MR under the same keys). A DMA MR
+ * (kernel users) covers kernel virtual addresses and has no page map.
  *
  * Copyright (c) 2026 the vroce developers
  */
@@ -57,7 +57,6 @@ int vroce_mr_publish(struct vroce_dev *vdev, struct vroce_mr *mr)
 		return -ENOMEM;
 	}
 	refcount_set(&mr->ref, 1);
-	init_completion(&mr->released);
 	err = vroce_key_alloc(vdev, mr, VROCE_KEY_MR, &key);
 	if (err) {
 		atomic_dec(&vdev->n_mr);
@@ -68,20 +67,33 @@ int vroce_mr_publish(struct vroce_dev *vdev, struct vroce_mr *mr)
 	return 0;
 }
 
-/* Lock-free lookups may still read the struct: it goes after a grace period. */
-void vroce_mr_free(struct vroce_mr *mr)
+/* Unpins the pages of @mr; no copy may use them any more. */
+static void vroce_mr_unpin(struct vroce_mr *mr)
 {
 	kvfree(mr->pages);
+	mr->pages = NULL;
 	kvfree(mr->stage);
+	mr->stage = NULL;
 	if (mr->umem)
 		ib_umem_release(mr->umem);
+	mr->umem = NULL;
+}
+
+/*
+ * Frees an MR the data path never held (a failed registration). Lock-free
+ * lookups may still read the struct: it goes after a grace period.
+ */
+void vroce_mr_free(struct vroce_mr *mr)
+{
+	vroce_mr_unpin(mr);
 	kfree_rcu(mr, rcu);
 }
 
-struct ib_mr *vroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
-				u64 iova, int access, struct ib_udata *udata)
+/* A user MR over [@start, + @length) at @iova, pinned, with no key yet. */
+static struct vroce_mr *vroce_mr_build(struct ib_pd *ibpd, u64 start,
+				       u64 length, u64 iova, int access,
+				       struct ib_udata *udata)
 {
-	struct vroce_dev *vdev = to_vdev(ibpd->device);
 	struct vroce_mr *mr;
 	int err;
 
@@ -108,13 +120,27 @@ struct ib_mr *vroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->iova = iova;
 	mr->length = length;
 	mr->access = access;
-	err = vroce_mr_publish(vdev, mr);
-	if (err)
-		goto free;
-	return &mr->ibmr;
+	return mr;
 free:
 	vroce_mr_free(mr);
 	return ERR_PTR(err);
+}
+
+struct ib_mr *vroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
+				u64 iova, int access, struct ib_udata *udata)
+{
+	struct vroce_mr *mr;
+	int err;
+
+	mr = vroce_mr_build(ibpd, start, length, iova, access, udata);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	err = vroce_mr_publish(to_vdev(ibpd->device), mr);
+	if (err) {
+		vroce_mr_free(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
 }
 
 struct ib_mr *vroce_get_dma_mr(struct ib_pd *ibpd, int access)
@@ -153,26 +179,75 @@ int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		xa_unlock_bh(&vdev->keys);
 		return -EBUSY;
 	}
-	__xa_erase(&vdev->keys, vroce_key_index(ibmr->lkey));
+	/* A re-registered MR's key names its successor now. */
+	if (!mr->replaced)
+		__xa_erase(&vdev->keys, vroce_key_index(ibmr->lkey));
 	xa_unlock_bh(&vdev->keys);
-	/* No new lookup finds it now; wait for those in flight. */
-	vroce_mr_put(mr);
-	wait_for_completion(&mr->released);
+	/*
+	 * No new lookup finds it now, but a packet may hold it as long as
+	 * its peer wishes (a WRITE First and nothing after it): revoke it
+	 * rather than wait for that. Each copy looks at the flag in an RCU
+	 * read-side section, so after one grace period none is running and
+	 * none will start: the pages can go. The struct goes with the last
+	 * reference (vroce_mr_put()), and the WRITE in progress fails with a
+	 * remote access error NAK at its next packet.
+	 */
+	WRITE_ONCE(mr->revoked, true);
+	synchronize_rcu();
+	vroce_mr_unpin(mr);
 	atomic_dec(&vdev->n_mr);
-	vroce_mr_free(mr);
+	vroce_mr_put(mr);
 	return 0;
 }
 
 /*
- * Re-registration makes a new MR (new keys) with the new translation,
- * access and PD, and ib_core replaces the old one with it; the old MR is
- * untouched if anything fails.
+ * Puts @mr in the place of @old under @old's keys: one store into the key
+ * table, so a packet finds either MR whole, never a mix. @mr must be fully
+ * set up, with its PD. -EBUSY while a window is bound to @old.
+ */
+static int vroce_mr_replace(struct vroce_dev *vdev, struct vroce_mr *old,
+			    struct vroce_mr *mr)
+{
+	void *prev;
+
+	refcount_set(&mr->ref, 1);
+	mr->ibmr.lkey = old->ibmr.lkey;
+	mr->ibmr.rkey = old->ibmr.rkey;
+	xa_lock_bh(&vdev->keys);
+	if (atomic_read(&old->bound_mws)) {
+		xa_unlock_bh(&vdev->keys);
+		return -EBUSY;
+	}
+	/* The slot is in use: storing into it allocates nothing. */
+	prev = __xa_store(&vdev->keys, vroce_key_index(old->ibmr.lkey),
+			  xa_tag_pointer(mr, VROCE_KEY_MR), GFP_ATOMIC);
+	if (WARN_ON(xa_untag_pointer(prev) != old)) {
+		__xa_store(&vdev->keys, vroce_key_index(old->ibmr.lkey), prev,
+			   GFP_ATOMIC);
+		xa_unlock_bh(&vdev->keys);
+		return -EINVAL;
+	}
+	old->replaced = true;
+	xa_unlock_bh(&vdev->keys);
+	/* Counted until the old one is deregistered, which ib_core does next. */
+	atomic_inc(&vdev->n_mr);
+	return 0;
+}
+
+/*
+ * Re-registration keeps the keys (ibv_rereg_mr(3)): it builds a new MR
+ * with the new translation, access and PD and publishes it under the old
+ * MR's keys in one store; ib_core then deregisters the old MR, which no
+ * lookup finds any more. The old MR is untouched if anything fails.
  */
 struct ib_mr *vroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 iova, int access,
 				  struct ib_pd *ibpd, struct ib_udata *udata)
 {
+	struct vroce_dev *vdev = to_vdev(ibmr->device);
 	struct vroce_mr *old = to_vmr(ibmr);
+	struct vroce_mr *mr;
+	int err;
 
 	if (flags & ~IB_MR_REREG_SUPPORTED)
 		return ERR_PTR(-EOPNOTSUPP);
@@ -187,5 +262,16 @@ struct ib_mr *vroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		access = old->access;
 	if (!(flags & IB_MR_REREG_PD))
 		ibpd = ibmr->pd;
-	return vroce_reg_user_mr(ibpd, start, length, iova, access, udata);
+	mr = vroce_mr_build(ibpd, start, length, iova, access, udata);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	/* Lookups check the PD: it must be there before the MR is found. */
+	mr->ibmr.device = ibmr->device;
+	mr->ibmr.pd = ibpd;
+	err = vroce_mr_replace(vdev, old, mr);
+	if (err) {
+		vroce_mr_free(mr);
+		return ERR_PTR(err);
+	}
+	return &mr->ibmr;
 }

@@ -65,16 +65,17 @@ static u8 vroce_mw_bind_check(struct vroce_qp *qp, struct vroce_mw *mw,
 			      struct vroce_mr *mr,
 			      const struct vroce_send_wqe *w)
 {
-	const int remote = IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ |
-			   IB_ACCESS_REMOTE_ATOMIC;
-	u32 access = w->u.bind.access;
+	int access;
 
 	if (!mw || mw->ibmw.pd != qp->ibqp.pd)
 		return IB_WC_MW_BIND_ERR;
 	/* A type 2 window is invalidated before it is bound again. */
 	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->mr)
 		return IB_WC_MW_BIND_ERR;
-	if (access & ~remote)
+	/* Local rights in the flags are the MR's: ignored, not refused. */
+	access = vroce_mw_bind_access(w->u.bind.access,
+				      mw->ibmw.type == IB_MW_TYPE_1);
+	if (access < 0)
 		return IB_WC_MW_BIND_ERR;
 	if (!w->u.bind.length)
 		return IB_WC_SUCCESS;
@@ -111,7 +112,8 @@ u8 vroce_mw_bind(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 			atomic_inc(&mr->bound_mws);
 		mw->addr = w->u.bind.addr;
 		mw->length = w->u.bind.length;
-		mw->access = w->u.bind.access;
+		mw->access = vroce_mw_bind_access(w->u.bind.access,
+						  mw->ibmw.type == IB_MW_TYPE_1);
 		mw->qpn = qp->ibqp.qp_num;
 		mw->ibmw.rkey = w->u.bind.new_rkey;
 	}

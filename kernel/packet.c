@@ -166,23 +166,33 @@ static struct sk_buff *vroce_pkt_build_src(const struct vroce_txpkt *t,
 {
 	struct vroce_frags f = {};
 	struct sk_buff *skb;
+	int err = 0;
 	u8 *p;
 
-	if (!t->paylen || vroce_src_pages(src, t->paylen, vroce_count_piece,
-					  &f)) {
+	/* A deregistered (revoked) MR sends nothing: -EACCES, no packet. */
+	if (t->paylen)
+		err = vroce_src_pages(src, t->paylen, vroce_count_piece, &f);
+	if (err == -EACCES)
+		return NULL;
+	if (!t->paylen || err) {
 		skb = vroce_pkt_build(t, &p, GFP_ATOMIC);
 		if (skb && src->sgl)
-			vroce_sgl_read(src->sgl, src->pos, p, t->paylen);
+			err = vroce_sgl_read(src->sgl, src->pos, p, t->paylen);
 		else if (skb && t->paylen)
-			vroce_mr_copy(src->mr, src->pos, p, t->paylen, false);
+			err = vroce_mr_copy(src->mr, src->pos, p, t->paylen,
+					    false);
+		if (skb && err == -EACCES) {
+			kfree_skb(skb);
+			return NULL;
+		}
 		return skb;
 	}
 	skb = vroce_pkt_alloc(t, 0, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	f.skb = skb;
-	vroce_src_pages(src, t->paylen, vroce_add_piece, &f);
-	if (vroce_skb_add_tail(skb, vroce_pad_len(t->paylen))) {
+	if (vroce_src_pages(src, t->paylen, vroce_add_piece, &f) ||
+	    vroce_skb_add_tail(skb, vroce_pad_len(t->paylen))) {
 		kfree_skb(skb);
 		return NULL;
 	}

@@ -424,9 +424,18 @@ static struct sk_buff *vroce_req_data(struct vroce_qp *qp,
 		if (skb && (w->flags & VROCE_WQE_INLINE))
 			memcpy(p, (const u8 *)(w + 1) + req->next_off,
 			       t.paylen);
-		else if (skb)
-			vroce_sgl_read(&sw->sgl, req->next_off, p, t.paylen);
+		else if (skb && vroce_sgl_read(&sw->sgl, req->next_off, p,
+					       t.paylen)) {
+			kfree_skb(skb);
+			skb = NULL;
+		}
 	}
+	/*
+	 * A local MR deregistered since the WQE was taken sends nothing
+	 * more: the WQE fails, in order, like one that failed its checks.
+	 */
+	if (!skb && vroce_sgl_revoked(&sw->sgl))
+		sw->status = IB_WC_LOC_PROT_ERR;
 	if (!vroce_req_sent(req, skb, t.ackreq))
 		return NULL;
 	req->next_off += t.paylen;

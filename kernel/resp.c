@@ -321,7 +321,7 @@ static enum vroce_verdict vroce_resp_write(struct vroce_qp *qp,
 		resp->wmr = NULL;
 		/* A zero-length WRITE names no memory: its R_Key is moot. */
 		if (reth.dma_len) {
-			resp->wmr = vroce_mr_get_remote(qp, reth.rkey, reth.va,
+			resp->wmr = vroce_mr_get_remote(qp, reth.rkey, &reth.va,
 							reth.dma_len,
 							IB_ACCESS_REMOTE_WRITE);
 			if (!resp->wmr)
@@ -350,8 +350,9 @@ static enum vroce_verdict vroce_resp_write(struct vroce_qp *qp,
 			return VROCE_RESP_OP_ERR;
 		}
 	}
-	if (pkt->paylen)
-		vroce_mr_write_pkt(resp->wmr, resp->wva, pkt);
+	/* An MR deregistered since the first packet takes no more bytes. */
+	if (pkt->paylen && vroce_mr_write_pkt(resp->wmr, resp->wva, pkt))
+		return VROCE_RESP_ACCESS_ERR;
 	resp->wva += pkt->paylen;
 	resp->wleft -= pkt->paylen;
 	if (pos == VROCE_POS_FIRST)
@@ -390,7 +391,7 @@ static enum vroce_verdict vroce_resp_read(struct vroce_qp *qp,
 	if (reth.dma_len > VROCE_MAX_MSG_SZ)
 		return VROCE_RESP_INV_REQ;
 	if (reth.dma_len) {
-		mr = vroce_mr_get_remote(qp, reth.rkey, reth.va, reth.dma_len,
+		mr = vroce_mr_get_remote(qp, reth.rkey, &reth.va, reth.dma_len,
 					 IB_ACCESS_REMOTE_READ);
 		if (!mr)
 			return VROCE_RESP_ACCESS_ERR;
@@ -425,7 +426,7 @@ static enum vroce_verdict vroce_resp_atomic(struct vroce_qp *qp,
 			   VROCE_ATMETH_LEN);
 	if (a.va & 7)
 		return VROCE_RESP_INV_REQ;
-	mr = vroce_mr_get_remote(qp, a.rkey, a.va, sizeof(u64),
+	mr = vroce_mr_get_remote(qp, a.rkey, &a.va, sizeof(u64),
 				 IB_ACCESS_REMOTE_ATOMIC);
 	if (!mr)
 		return VROCE_RESP_ACCESS_ERR;
@@ -433,6 +434,8 @@ static enum vroce_verdict vroce_resp_atomic(struct vroce_qp *qp,
 			      pkt->bth.opcode == VROCE_OP_RC_CMP_SWAP,
 			      a.swap_add, a.compare, &orig);
 	vroce_mr_put(mr);
+	if (err == -EACCES)
+		return VROCE_RESP_ACCESS_ERR;	/* deregistered meanwhile */
 	if (err)
 		return VROCE_RESP_INV_REQ;
 	res = vroce_resp_new_res(resp);
@@ -603,7 +606,7 @@ static void vroce_resp_duplicate(struct vroce_qp *qp,
 		if (!res || reth.dma_len > VROCE_MAX_MSG_SZ)
 			return;
 		if (reth.dma_len) {
-			mr = vroce_mr_get_remote(qp, reth.rkey, reth.va,
+			mr = vroce_mr_get_remote(qp, reth.rkey, &reth.va,
 						 reth.dma_len,
 						 IB_ACCESS_REMOTE_READ);
 			if (!mr)

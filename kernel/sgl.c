@@ -4,6 +4,13 @@
  * access, bounds) before a byte moves; then bytes go to or from the MR's
  * pages through its page map.
  *
+ * A reference keeps an MR's struct, not its pages: dereg_mr revokes the
+ * MR, waits one RCU grace period and unpins, however long a peer holds a
+ * reference. So every copy into or out of an MR looks at the revoked flag
+ * first, in the same RCU read-side section as the copy: a revoked MR
+ * moves no more bytes (-EACCES), and once the grace period is over no
+ * copy can still be running.
+ *
  * Copyright (c) 2026 the vroce developers
  */
 #include <linux/highmem.h>
@@ -32,24 +39,36 @@ struct vroce_mr *vroce_mr_get(struct vroce_dev *vdev, u32 key,
 	return mr;
 }
 
+/* The last reference frees the struct (its pages went at dereg_mr). */
 void vroce_mr_put(struct vroce_mr *mr)
 {
 	if (refcount_dec_and_test(&mr->ref))
-		complete(&mr->released);
+		kfree_rcu(mr, rcu);
 }
 
-/* Whether MR or MW @obj (tag @tag) grants remote @access to the range. */
+/* Whether @mr still moves bytes; under rcu_read_lock(), before a copy. */
+static bool vroce_mr_live(struct vroce_mr *mr)
+{
+	return !READ_ONCE(mr->revoked);
+}
+
+/*
+ * Whether MR or MW @obj (tag @tag) grants remote @access to [*@va, *@va +
+ * @len); the MR if so. The address of a zero-based window is an offset
+ * from its start: *@va becomes the MR address it names.
+ */
 static struct vroce_mr *vroce_remote_ok(struct vroce_qp *qp, void *obj,
-					int tag, u32 rkey, u64 va, u64 len,
+					int tag, u32 rkey, u64 *va, u64 len,
 					int access)
 {
 	struct vroce_mr *mr = obj;
 	struct vroce_mw *mw = obj;
+	bool zb;
 
 	if (tag == VROCE_KEY_MR) {
 		if (mr->ibmr.rkey != rkey || mr->ibmr.pd != qp->ibqp.pd ||
 		    mr->dma || (mr->frmr && !mr->valid) || (mr->access & access) != access ||
-		    !vroce_range_ok(mr->iova, mr->length, va, len))
+		    !vroce_range_ok(mr->iova, mr->length, *va, len))
 			return NULL;
 		return mr;
 	}
@@ -57,17 +76,23 @@ static struct vroce_mr *vroce_remote_ok(struct vroce_qp *qp, void *obj,
 	if (tag != VROCE_KEY_MW || !mw->mr || mw->ibmw.rkey != rkey ||
 	    mw->ibmw.pd != qp->ibqp.pd ||
 	    (mw->ibmw.type == IB_MW_TYPE_2 && mw->qpn != qp->ibqp.qp_num) ||
-	    (mw->access & access) != access ||
-	    !vroce_range_ok(mw->addr, mw->length, va, len))
+	    (mw->access & access) != access)
 		return NULL;
+	zb = mw->access & IB_ZERO_BASED;
+	if (!vroce_range_ok(zb ? 0 : mw->addr, mw->length, *va, len))
+		return NULL;
+	if (zb)
+		*va += mw->addr;
 	return mw->mr;
 }
 
 /*
  * The MR that R_Key @rkey (of an MR or a bound MW) lets @qp reach for
- * @access to [@va, @va + @len), with a reference; NULL if it does not.
+ * @access to [*@va, *@va + @len), with a reference; NULL if it does not.
+ * *@va is then the address in the MR (a zero-based window's offset is
+ * rebased to the window's start).
  */
-struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 va,
+struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 *va,
 				     u64 len, int access)
 {
 	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
@@ -102,30 +127,36 @@ struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 va,
  * An atomic on the 8 bytes at @iova of @mr (checked already): compare and
  * swap, or fetch and add, with the CPU's own atomics, so it is atomic
  * against every other access too. -EINVAL if the bytes are not 8-byte
- * aligned in memory.
+ * aligned in memory, -EACCES if @mr is revoked.
  */
 int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, bool cmp_swap,
 		    u64 swap_add, u64 compare, u64 *orig)
 {
 	u64 off = iova - mr->iova + mr->page_offset;
+	int err = -EACCES;
 	u8 *va;
 	u64 *p;
 
 	if (off & 7)
 		return -EINVAL;
-	va = kmap_local_page(mr->pages[off >> PAGE_SHIFT]);
-	p = (u64 *)(va + (off & ~PAGE_MASK));
-	if (cmp_swap)
-		*orig = cmpxchg64(p, compare, swap_add);
-	else
-		*orig = atomic64_fetch_add(swap_add, (atomic64_t *)p);
-	kunmap_local(va);
-	return 0;
+	rcu_read_lock();
+	if (vroce_mr_live(mr)) {
+		va = kmap_local_page(mr->pages[off >> PAGE_SHIFT]);
+		p = (u64 *)(va + (off & ~PAGE_MASK));
+		if (cmp_swap)
+			*orig = cmpxchg64(p, compare, swap_add);
+		else
+			*orig = atomic64_fetch_add(swap_add, (atomic64_t *)p);
+		kunmap_local(va);
+		err = 0;
+	}
+	rcu_read_unlock();
+	return err;
 }
 
 /* Copies @len bytes between @buf and the MR at @iova (checked already). */
-void vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
-		   bool to_mr)
+static void vroce_mr_copy_live(struct vroce_mr *mr, u64 iova, void *buf,
+			       u32 len, bool to_mr)
 {
 	u64 off = iova - mr->iova + mr->page_offset;
 
@@ -152,6 +183,26 @@ void vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
 		off += n;
 		len -= n;
 	}
+}
+
+/*
+ * vroce_mr_copy_live() unless @mr is revoked: then -EACCES, and a buffer
+ * that was to be filled from it is zeroed, so it carries nothing stale.
+ */
+int vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
+		  bool to_mr)
+{
+	int err = 0;
+
+	rcu_read_lock();
+	if (vroce_mr_live(mr))
+		vroce_mr_copy_live(mr, iova, buf, len, to_mr);
+	else
+		err = -EACCES;
+	rcu_read_unlock();
+	if (err && !to_mr)
+		memset(buf, 0, len);
+	return err;
 }
 
 /*
@@ -196,10 +247,14 @@ void vroce_sgl_put(struct vroce_mr **mrs, u32 n)
 			vroce_mr_put(mrs[n]);
 }
 
-/* Moves @len bytes between @buf and the SGL from byte @skip on. */
-static void vroce_sgl_copy(const struct vroce_sge *sge, struct vroce_mr **mrs,
-			   u32 n, u32 skip, void *buf, u32 len, bool to_mr)
+/*
+ * Moves @len bytes between @buf and the SGL from byte @skip on; -EACCES
+ * if an MR of it was revoked (what it held is skipped).
+ */
+static int vroce_sgl_copy(const struct vroce_sge *sge, struct vroce_mr **mrs,
+			  u32 n, u32 skip, void *buf, u32 len, bool to_mr)
 {
+	int err = 0;
 	u32 i, m;
 
 	for (i = 0; i < n && len; i++) {
@@ -208,17 +263,20 @@ static void vroce_sgl_copy(const struct vroce_sge *sge, struct vroce_mr **mrs,
 			continue;
 		}
 		m = min(len, sge[i].length - skip);
-		vroce_mr_copy(mrs[i], sge[i].addr + skip, buf, m, to_mr);
+		if (vroce_mr_copy(mrs[i], sge[i].addr + skip, buf, m, to_mr))
+			err = -EACCES;
 		buf += m;
 		len -= m;
 		skip = 0;
 	}
+	return err;
 }
 
 /*
  * Calls @fn for each page piece of [@iova, @iova + @len) of @mr (checked
- * already), in order; stops at the first nonzero return of @fn and
- * returns it. A DMA MR has no pages: -EOPNOTSUPP.
+ * already), in order, in one RCU read-side section (@fn must not sleep);
+ * stops at the first nonzero return of @fn and returns it. A DMA MR has
+ * no pages: -EOPNOTSUPP; a revoked MR: -EACCES.
  */
 int vroce_mr_pages(struct vroce_mr *mr, u64 iova, u32 len,
 		   int (*fn)(void *ctx, struct page *page, u32 off, u32 n),
@@ -226,20 +284,22 @@ int vroce_mr_pages(struct vroce_mr *mr, u64 iova, u32 len,
 {
 	u64 off = iova - mr->iova + mr->page_offset;
 	u32 in_page, n;
-	int err;
+	int err = 0;
 
 	if (mr->dma)
 		return -EOPNOTSUPP;
-	while (len) {
+	rcu_read_lock();
+	if (!vroce_mr_live(mr))
+		err = -EACCES;
+	while (!err && len) {
 		in_page = off & ~PAGE_MASK;
 		n = min_t(u32, len, PAGE_SIZE - in_page);
 		err = fn(ctx, mr->pages[off >> PAGE_SHIFT], in_page, n);
-		if (err)
-			return err;
 		off += n;
 		len -= n;
 	}
-	return 0;
+	rcu_read_unlock();
+	return err;
 }
 
 /* vroce_mr_pages() over bytes [@skip, @skip + @len) of a checked SGL. */
@@ -285,33 +345,47 @@ static int vroce_copy_piece(void *ctx, struct page *page, u32 off, u32 n)
 	return err;
 }
 
-/* Copies @len bytes of a received skb, from @pos on, into @mr at @iova. */
-static void vroce_mr_write_skb(struct vroce_mr *mr, u64 iova,
-			       struct vroce_skb_pos *pos, u32 len)
+/*
+ * Copies @len bytes of a received skb, from @pos on, into @mr at @iova;
+ * -EACCES if @mr is revoked. @pos moves on by @len either way.
+ */
+static int vroce_mr_write_skb(struct vroce_mr *mr, u64 iova,
+			      struct vroce_skb_pos *pos, u32 len)
 {
+	u32 end = pos->off + len;
+	int err = -EACCES;
+
 	if (mr->dma) {
-		skb_copy_bits(pos->skb, pos->off, (void *)(uintptr_t)iova, len);
-		pos->off += len;
-		return;
+		rcu_read_lock();
+		if (vroce_mr_live(mr))
+			err = skb_copy_bits(pos->skb, pos->off,
+					    (void *)(uintptr_t)iova, len);
+		rcu_read_unlock();
+	} else {
+		err = vroce_mr_pages(mr, iova, len, vroce_copy_piece, pos);
 	}
-	vroce_mr_pages(mr, iova, len, vroce_copy_piece, pos);
+	pos->off = end;
+	return err;
 }
 
-/* The payload of @pkt into @mr at @iova (checked already). */
-void vroce_mr_write_pkt(struct vroce_mr *mr, u64 iova,
-			const struct vroce_pkt *pkt)
+/* The payload of @pkt into @mr at @iova (checked already); 0 or -EACCES. */
+int vroce_mr_write_pkt(struct vroce_mr *mr, u64 iova,
+		       const struct vroce_pkt *pkt)
 {
 	struct vroce_skb_pos pos = {
 		.skb = vroce_rxpkt(pkt)->skb,
 		.off = vroce_rxpkt(pkt)->payoff,
 	};
 
-	vroce_mr_write_skb(mr, iova, &pos, pkt->paylen);
+	return vroce_mr_write_skb(mr, iova, &pos, pkt->paylen) ? -EACCES : 0;
 }
 
-/* The payload of @pkt into the SGL, from byte @skip of it on. */
-void vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 skip,
-			 const struct vroce_pkt *pkt)
+/*
+ * The payload of @pkt into the SGL, from byte @skip of it on; -EACCES if
+ * an MR of it was revoked (its part is skipped).
+ */
+int vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 skip,
+			const struct vroce_pkt *pkt)
 {
 	struct vroce_skb_pos pos = {
 		.skb = vroce_rxpkt(pkt)->skb,
@@ -319,6 +393,7 @@ void vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 skip,
 	};
 	const struct vroce_sge *sge = sgl->sge;
 	u32 len = pkt->paylen;
+	int err = 0;
 	u32 i, m;
 
 	for (i = 0; i < sgl->n && len; i++) {
@@ -327,10 +402,23 @@ void vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 skip,
 			continue;
 		}
 		m = min(len, sge[i].length - skip);
-		vroce_mr_write_skb(sgl->mrs[i], sge[i].addr + skip, &pos, m);
+		if (vroce_mr_write_skb(sgl->mrs[i], sge[i].addr + skip, &pos, m))
+			err = -EACCES;
 		len -= m;
 		skip = 0;
 	}
+	return err;
+}
+
+/* Whether an MR of the checked SGL @sgl was deregistered since the check. */
+bool vroce_sgl_revoked(const struct vroce_sgl *sgl)
+{
+	u32 i;
+
+	for (i = 0; i < sgl->n; i++)
+		if (sgl->mrs[i] && READ_ONCE(sgl->mrs[i]->revoked))
+			return true;
+	return false;
 }
 
 int vroce_sgl_prepare(struct vroce_qp *qp, struct vroce_sgl *sgl,
@@ -346,16 +434,17 @@ int vroce_sgl_prepare(struct vroce_qp *qp, struct vroce_sgl *sgl,
 	return len;
 }
 
-void vroce_sgl_write(struct vroce_sgl *sgl, u32 off, const void *buf,
-		     u32 len)
+int vroce_sgl_write(struct vroce_sgl *sgl, u32 off, const void *buf,
+		    u32 len)
 {
-	vroce_sgl_copy(sgl->sge, sgl->mrs, sgl->n, off, (void *)buf, len,
-		       true);
+	return vroce_sgl_copy(sgl->sge, sgl->mrs, sgl->n, off, (void *)buf,
+			      len, true);
 }
 
-void vroce_sgl_read(struct vroce_sgl *sgl, u32 off, void *buf, u32 len)
+int vroce_sgl_read(struct vroce_sgl *sgl, u32 off, void *buf, u32 len)
 {
-	vroce_sgl_copy(sgl->sge, sgl->mrs, sgl->n, off, buf, len, false);
+	return vroce_sgl_copy(sgl->sge, sgl->mrs, sgl->n, off, buf, len,
+			      false);
 }
 
 void vroce_sgl_release(struct vroce_sgl *sgl)

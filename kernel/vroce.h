@@ -168,8 +168,9 @@ struct vroce_mr {
 	u32 nstaged;
 	u32 max_pages;
 	atomic_t bound_mws;
+	bool replaced;			/* rereg gave its keys to a new MR */
+	bool revoked;			/* deregistered: moves no more bytes */
 	refcount_t ref;			/* lookups by the data path */
-	struct completion released;
 	struct rcu_head rcu;		/* lookups are lock-free */
 };
 
@@ -447,24 +448,25 @@ void vroce_srq_limit_event(struct vroce_srq *srq);
 /* sgl.c: scatter/gather lists against MRs */
 struct vroce_mr *vroce_mr_get(struct vroce_dev *vdev, u32 key,
 			      struct ib_pd *pd);
-struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 va,
+struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 *va,
 				     u64 len, int access);
-void vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
-		   bool to_mr);
+int vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
+		  bool to_mr);
 int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, bool cmp_swap,
 		    u64 swap_add, u64 compare, u64 *orig);
 void vroce_mr_put(struct vroce_mr *mr);
 void vroce_sgl_put(struct vroce_mr **mrs, u32 n);
 int vroce_sgl_prepare(struct vroce_qp *qp, struct vroce_sgl *sgl,
 		      const struct vroce_sge *sge, u32 n, int access);
-void vroce_sgl_write(struct vroce_sgl *sgl, u32 off, const void *buf,
-		     u32 len);
-void vroce_sgl_read(struct vroce_sgl *sgl, u32 off, void *buf, u32 len);
+int vroce_sgl_write(struct vroce_sgl *sgl, u32 off, const void *buf,
+		    u32 len);
+int vroce_sgl_read(struct vroce_sgl *sgl, u32 off, void *buf, u32 len);
 void vroce_sgl_release(struct vroce_sgl *sgl);
-void vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 off,
-			 const struct vroce_pkt *pkt);
-void vroce_mr_write_pkt(struct vroce_mr *mr, u64 iova,
+int vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 off,
 			const struct vroce_pkt *pkt);
+bool vroce_sgl_revoked(const struct vroce_sgl *sgl);
+int vroce_mr_write_pkt(struct vroce_mr *mr, u64 iova,
+		       const struct vroce_pkt *pkt);
 int vroce_mr_pages(struct vroce_mr *mr, u64 iova, u32 len,
 		   int (*fn)(void *ctx, struct page *page, u32 off, u32 n),
 		   void *ctx);

@@ -95,7 +95,12 @@ static inline vr_bool vroce_pkey_match(vr_u16 a, vr_u16 b)
 #define VROCE_ACCESS_REMOTE_ATOMIC	(1u << 3)
 #define VROCE_ACCESS_MW_BIND		(1u << 4)
 
+#define VROCE_ACCESS_ZERO_BASED		(1u << 5)
+
 #define VROCE_ACCESS_ALL		((1u << 5) - 1)
+#define VROCE_ACCESS_REMOTE		(VROCE_ACCESS_REMOTE_WRITE | \
+					 VROCE_ACCESS_REMOTE_READ | \
+					 VROCE_ACCESS_REMOTE_ATOMIC)
 
 /*
  * IB_ACCESS_OPTIONAL: flags a device may ignore (bits 20..29, e.g.
@@ -120,6 +125,27 @@ static inline vr_bool vroce_access_flags_valid(vr_u32 flags)
 	    !(flags & VROCE_ACCESS_LOCAL_WRITE))
 		return 0;
 	return 1;
+}
+
+/*
+ * The access flags of a memory window bind (ibv_bind_mw(3), the
+ * mw_access_flags of IBV_WR_BIND_MW), for a window of type 1 if @type1.
+ * A window grants remote rights and may be zero-based (remote addresses
+ * are then offsets from its start); local write and MW bind are rights of
+ * the MR, which a window cannot give, so they are accepted and ignored,
+ * as rxe and mlx5 do, like the optional flags. Returns the flags the
+ * window keeps (remote rights and zero-based), or -1 if @flags has a bit
+ * no window takes, or asks for a zero-based type 1 window (IBTA
+ * o10-36.2.2).
+ */
+static inline int vroce_mw_bind_access(vr_u32 flags, vr_bool type1)
+{
+	flags &= ~VROCE_ACCESS_OPTIONAL_RANGE;
+	if (flags & ~(VROCE_ACCESS_ALL | VROCE_ACCESS_ZERO_BASED))
+		return -1;
+	if (type1 && (flags & VROCE_ACCESS_ZERO_BASED))
+		return -1;
+	return (int)(flags & (VROCE_ACCESS_REMOTE | VROCE_ACCESS_ZERO_BASED));
 }
 
 #endif /* VROCE_CORE_KEY_H */

@@ -261,6 +261,50 @@ static void test_access(void **state)
 					      1u << 20));
 }
 
+/* The flags of a memory window bind: local rights ignored, not refused. */
+static void test_mw_bind_access(void **state)
+{
+	const uint32_t zb = VROCE_ACCESS_ZERO_BASED;
+	uint32_t f;
+	int i, t1;
+
+	(void)state;
+	assert_int_equal(VROCE_ACCESS_ZERO_BASED, 32);
+	assert_int_equal(VROCE_ACCESS_REMOTE, 2 | 4 | 8);
+
+	/* every combination of the six known bits, both window types */
+	for (t1 = 0; t1 < 2; t1++) {
+		for (f = 0; f < 64; f++) {
+			int want = (int)(f & (2 | 4 | 8 | 32));
+
+			if (t1 && (f & zb))
+				want = -1;
+			assert_int_equal(vroce_mw_bind_access(f, t1), want);
+			/* optional bits change nothing */
+			assert_int_equal(vroce_mw_bind_access(f | 1u << 20 |
+							      1u << 29, t1),
+					 want);
+		}
+	}
+	/* the case: local write with remote write, either type */
+	f = VROCE_ACCESS_LOCAL_WRITE | VROCE_ACCESS_REMOTE_WRITE;
+	assert_int_equal(vroce_mw_bind_access(f, 1), VROCE_ACCESS_REMOTE_WRITE);
+	assert_int_equal(vroce_mw_bind_access(f, 0), VROCE_ACCESS_REMOTE_WRITE);
+	assert_int_equal(vroce_mw_bind_access(f | VROCE_ACCESS_MW_BIND, 0),
+			 VROCE_ACCESS_REMOTE_WRITE);
+	/* zero-based: type 2 only (IBTA o10-36.2.2) */
+	assert_int_equal(vroce_mw_bind_access(f | zb, 0),
+			 VROCE_ACCESS_REMOTE_WRITE | zb);
+	assert_int_equal(vroce_mw_bind_access(f | zb, 1), -1);
+	/* unknown bits: on-demand, hugetlb, and the rest */
+	for (i = 6; i < 32; i++) {
+		if (i >= 20 && i <= 29)
+			continue;
+		assert_int_equal(vroce_mw_bind_access(1u << i, 0), -1);
+		assert_int_equal(vroce_mw_bind_access(1u << i, 1), -1);
+	}
+}
+
 static void test_pkey(void **state)
 {
 	(void)state;
@@ -288,6 +332,7 @@ int main(void)
 		cmocka_unit_test(test_range),
 		cmocka_unit_test(test_range_reference),
 		cmocka_unit_test(test_access),
+		cmocka_unit_test(test_mw_bind_access),
 		cmocka_unit_test(test_pkey),
 	};
 

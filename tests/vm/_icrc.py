@@ -81,22 +81,31 @@ def send(src, dst, good, bad):
     return 0
 
 
+def recv_roce(s, end):
+    """The next IPv4 packet to UDP port 4791 that the raw UDP socket s
+    reads before time.monotonic() reaches end, or None."""
+    while True:
+        left = end - time.monotonic()
+        if left <= 0:
+            return None
+        s.settimeout(left)
+        try:
+            ip = s.recv(65536)
+        except socket.timeout:
+            return None
+        ihl = (ip[0] & 0xf) * 4
+        if struct.unpack("!H", ip[ihl + 2:ihl + 4])[0] == ROCE_PORT:
+            return ip
+
+
 def capture(count, seconds):
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_UDP)
     end = time.monotonic() + seconds
     right = wrong = 0
     while right + wrong < count:
-        left = end - time.monotonic()
-        if left <= 0:
+        ip = recv_roce(s, end)
+        if ip is None:
             break
-        s.settimeout(left)
-        try:
-            ip = s.recv(65536)
-        except socket.timeout:
-            break
-        ihl = (ip[0] & 0xf) * 4
-        if struct.unpack("!H", ip[ihl + 2:ihl + 4])[0] != ROCE_PORT:
-            continue
         if icrc(ip) == ip[-4:]:
             right += 1
         else:

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The victim of a peer that starts an RDMA WRITE and never finishes it
+ * (issue 10 R3): ibv_dereg_mr() of the target MR must return, soon,
+ * though the peer's WRITE holds the MR.
+ *
+ * An RC QP of DEVICE over its IPv4 RoCE v2 GID, connected to QP 0x123 at
+ * PEER (an IPv4 address; nothing there needs to be RDMA), receive PSN
+ * 0x1000, and an MR of 64 KiB with remote write, filled with 0x5a. It
+ * prints the QP number, the PSN, the rkey and the address for a packet
+ * crafter (tests/vm/_roce_write.py) as
+ *
+ *   target qpn=N psn=N rkey=N va=N
+ *
+ * then "ready", and waits for the file GO1: by then a WRITE First of
+ * 1024 bytes (0x00, 0x01, ... mod 251) has come. It checks those bytes,
+ * deregisters the MR and says how long that took, then waits for GO2 (by
+ * then the peer sent the WRITE Middle) and checks that the Middle's bytes
+ * did not land. Last, the local side: a second QP to the same peer SENDs
+ * 8 KiB from a second MR, which the peer never acknowledges, and that MR
+ * is deregistered meanwhile: dereg returns at once, and the SEND, which
+ * cannot be resent from it, completes with IBV_WC_LOC_PROT_ERR. Then it
+ * destroys everything and exits.
+ *
+ *   mr_dereg DEVICE PEER GO1 GO2
+ *
+ * Copyright (c) 2026 the vroce developers
+ */
+#include <arpa/inet.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+#include "tap.h"
+#include "open_dev.h"
+#include "rc_connect.h"
+
+#define BUF_SIZE	(64 * 1024)
+#define FIRST		1024		/* the WRITE First's payload */
+#define FILL		0x5a
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+/* Waits up to 60 s for @path to exist. */
+static int wait_file(const char *path)
+{
+	long long end = now_ms() + 60000;
+
+	while (access(path, F_OK)) {
+		if (now_ms() > end)
+			return -1;
+		usleep(100000);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	union ibv_gid dgid = { .raw = { [10] = 0xff, [11] = 0xff } };
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	struct rc_path path = {
+		.dqpn = 0x123, .rq_psn = 0x1000, .sq_psn = 0x2000,
+		.dgid = &dgid, .dest_rd_atomic = 1, .rd_atomic = 1,
+		.min_rnr_timer = 1, .timeout = 14, .rnr_retry = 7,
+	};
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp, *qp2;
+	struct ibv_mr *mr, *mr2;
+	struct ibv_sge sge;
+	struct ibv_send_wr wr = {
+		.wr_id = 42, .sg_list = &sge, .num_sge = 1,
+		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_wc wc;
+	long long t0, ms;
+	uint8_t *buf;
+	int i, ok, ret;
+
+	if (argc != 5) {
+		tap_ok(0, "usage: mr_dereg DEVICE PEER GO1 GO2");
+		return tap_done();
+	}
+	ctx = open_by_name(argv[1]);
+	if (!tap_ok(ctx != NULL, "open %s", argv[1]))
+		return tap_done();
+	path.sgid_idx = roce_v2_ipv4_gid(ctx);
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	buf = aligned_alloc(4096, BUF_SIZE);
+	if (!tap_ok(path.sgid_idx >= 0 && pd && cq && buf &&
+		    inet_pton(AF_INET, argv[2], &dgid.raw[12]) == 1,
+		    "GID %d, a PD, a CQ, a buffer, peer %s", path.sgid_idx,
+		    argv[2]))
+		return tap_done();
+	memset(buf, FILL, BUF_SIZE);
+	ia.send_cq = cq;
+	ia.recv_cq = cq;
+	qp = ibv_create_qp(pd, &ia);
+	qp2 = ibv_create_qp(pd, &ia);
+	mr = ibv_reg_mr(pd, buf, BUF_SIZE,
+			IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE);
+	mr2 = ibv_reg_mr(pd, buf + BUF_SIZE / 2, BUF_SIZE / 2, 0);
+	if (!tap_ok(qp && qp2 && mr && mr2 && !rc_connect(qp, &path),
+		    "an RC QP in RTS towards QP 0x%x at %s, an MR with remote write",
+		    path.dqpn, argv[2]))
+		return tap_done();
+	path.dqpn++;
+	if (!tap_ok(!rc_connect(qp2, &path),
+		    "a second RC QP towards QP 0x%x", path.dqpn))
+		return tap_done();
+	printf("target qpn=%u psn=%u rkey=%u va=%llu\nready\n", qp->qp_num,
+	       path.rq_psn, mr->rkey, (unsigned long long)(uintptr_t)buf);
+	fflush(stdout);
+
+	if (!tap_ok(!wait_file(argv[3]), "the peer sent its WRITE First"))
+		return tap_done();
+	for (ok = 1, i = 0; i < FIRST; i++)
+		ok &= buf[i] == (uint8_t)(i % 251);
+	tap_ok(ok, "the WRITE First's %d bytes landed", FIRST);
+
+	t0 = now_ms();
+	ret = ibv_dereg_mr(mr);
+	ms = now_ms() - t0;
+	printf("dereg returned %d after %lld ms\n", ret, ms);
+	tap_ok(ret == 0 && ms < 5000,
+	       "ibv_dereg_mr with the WRITE in progress returns %d in %lld ms (< 5000)",
+	       ret, ms);
+
+	if (!tap_ok(!wait_file(argv[4]), "the peer sent its WRITE Middle"))
+		return tap_done();
+	for (ok = 1, i = FIRST; i < BUF_SIZE; i++)
+		ok &= buf[i] == FILL;
+	tap_ok(ok, "nothing after the WRITE First landed in the buffer");
+
+	sge.addr = (uintptr_t)(buf + BUF_SIZE / 2);
+	sge.length = 8192;
+	sge.lkey = mr2->lkey;
+	ret = ibv_post_send(qp2, &wr, &bad);
+	usleep(300000);
+	t0 = now_ms();
+	ret |= ibv_dereg_mr(mr2);
+	ms = now_ms() - t0;
+	tap_ok(ret == 0 && ms < 5000,
+	       "a SEND from a second MR, never acknowledged; its MR's dereg returns %d in %lld ms",
+	       ret, ms);
+	t0 = now_ms();
+	do {
+		ret = ibv_poll_cq(cq, 1, &wc);
+	} while (ret == 0 && now_ms() - t0 < 10000);
+	tap_ok(ret == 1 && wc.wr_id == 42 && wc.status == IBV_WC_LOC_PROT_ERR,
+	       "the SEND completes with IBV_WC_LOC_PROT_ERR (%d): got %d, status %d after %lld ms",
+	       IBV_WC_LOC_PROT_ERR, ret, ret == 1 ? (int)wc.status : -1,
+	       now_ms() - t0);
+	ret = ibv_destroy_qp(qp);
+	ret |= ibv_destroy_qp(qp2);
+	ret |= ibv_destroy_cq(cq);
+	ret |= ibv_dealloc_pd(pd);
+	ret |= ibv_close_device(ctx);
+	tap_ok(ret == 0, "QP, CQ, PD and context go");
+	free(buf);
+	return tap_done();
+}

@@ -1,0 +1,89 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Copyright (c) the vroce developers
+#
+# dereg_mr while a peer holds the MR (issue 10 R3). The victim
+# (tests/progs/mr_dereg.c) has an RC QP on vroce1 over a veth to a network
+# namespace, connected to a peer there that is no RDMA device at all:
+# tests/vm/_roce_write.py crafts its packets. The peer sends an RDMA WRITE
+# First (1024 of 4096 bytes) to the victim's MR and then nothing, so the
+# WRITE holds the MR. Then:
+#   - the victim's ibv_dereg_mr returns within 5 s (it used to sleep in D
+#     state for as long as the peer wished, and so did process exit,
+#     device removal and rmmod);
+#   - the WRITE Middle that follows gets a remote access error NAK, and
+#     its bytes do not land in the buffer;
+#   - a SEND of the victim from a second MR that the peer never
+#     acknowledges fails with IBV_WC_LOC_PROT_ERR once that MR is
+#     deregistered (it cannot be resent from it), and that dereg returns
+#     at once too;
+#   - the victim exits cleanly, the link goes, and rmmod works.
+#
+# vm: timeout=300
+
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/_vroce.sh"
+
+prog=$VROCE_TOP/build/progs/mr_dereg
+craft=$VROCE_TOP/tests/vm/_roce_write.py
+log=/tmp/mr_dereg.log
+go1=/tmp/mr_dereg.go1
+go2=/tmp/mr_dereg.go2
+me=198.51.100.1
+peer=198.51.100.2
+
+tap_plan 10
+
+ip netns add pk &&
+	ip link add veth0 type veth peer name veth1 netns pk &&
+	ip addr add "$me/24" dev veth0 && ip link set veth0 up &&
+	ip -n pk addr add "$peer/24" dev veth1 &&
+	ip -n pk link set veth1 up
+tap_result $? "a veth to a network namespace"
+rdma_add vroce1 veth0 && vm_wait_port_active vroce1 10 &&
+	wait_for 10 vm_gid_index vroce1 "$me"
+tap_result $? "vroce1 on veth0 ($rdma_err)"
+vm_ib_nodes
+
+"$prog" vroce1 "$peer" "$go1" "$go2" >"$log" 2>&1 &
+pid=$!
+wait_for 15 grep -q ready "$log"
+tap_result $? "the victim is ready"
+read -r qpn psn rkey va < <(sed -n 's/^target qpn=\([0-9]*\) psn=\([0-9]*\) rkey=\([0-9]*\) va=\([0-9]*\)$/\1 \2 \3 \4/p' "$log")
+tap_diag "victim: QP $qpn, PSN $psn, rkey $rkey, va $va"
+
+ip netns exec pk python3 "$craft" first "$peer" "$me" "$qpn" "$psn" \
+	"$rkey" "$va" 4096
+tap_result $? "the peer sends a WRITE First (1024 of 4096 bytes)"
+sleep 1
+touch "$go1"
+
+wait_for 10 grep -q "dereg returned" "$log"
+tap_result $? "ibv_dereg_mr returns within 10 s: $(grep "dereg returned" "$log")"
+
+ip netns exec pk python3 "$craft" middle "$peer" "$me" "$qpn" \
+	$((psn + 1)) 5 >/tmp/mr_dereg.nak 2>&1
+tap_result $? "the WRITE Middle gets a remote access error NAK: $(tr '\n' ';' </tmp/mr_dereg.nak)"
+touch "$go2"
+
+wait_for 10 sh -c "! kill -0 $pid"
+tap_result $? "the victim exits within 10 s"
+if kill -0 "$pid" 2>/dev/null; then
+	tap_fail "the victim's checks (it is stuck: $(cat "/proc/$pid/wchan" 2>/dev/null))"
+else
+	wait "$pid"
+	tap_result $? "the victim's checks"
+fi
+sed 's/^/#   /' "$log"
+
+rdma link del vroce1 &
+del=$!
+wait_for 10 sh -c "! kill -0 $del"
+tap_result $? "rdma link del vroce1 within 10 s"
+rmmod vroce &
+rm_pid=$!
+wait_for 20 sh -c "! kill -0 $rm_pid" && wait "$rm_pid" &&
+	! grep -q '^vroce ' /proc/modules
+tap_result $? "rmmod vroce within 20 s"
+tap_done

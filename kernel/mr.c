@@ -184,6 +184,17 @@ int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		__xa_erase(&vdev->keys, vroce_key_index(ibmr->lkey));
 	xa_unlock_bh(&vdev->keys);
 	/*
+	 * Held by nobody: from 1 to 0, no late lookup can take it any more,
+	 * so no copy runs or can start. The usual case (a ULP tearing down
+	 * its MR pools) costs no grace period per MR.
+	 */
+	if (refcount_dec_if_one(&mr->ref)) {
+		vroce_mr_unpin(mr);
+		atomic_dec(&vdev->n_mr);
+		kfree_rcu(mr, rcu);
+		return 0;
+	}
+	/*
 	 * No new lookup finds it now, but a packet may hold it as long as
 	 * its peer wishes (a WRITE First and nothing after it): revoke it
 	 * rather than wait for that. Each copy looks at the flag in an RCU

@@ -4,9 +4,10 @@
  * access, bounds) before a byte moves; then bytes go to or from the MR's
  * pages through its page map.
  *
- * A reference keeps an MR's struct, not its pages: dereg_mr revokes the
- * MR, waits one RCU grace period and unpins, however long a peer holds a
- * reference. So every copy into or out of an MR looks at the revoked flag
+ * A reference keeps an MR's struct, not its pages: dereg_mr unpins at
+ * once an MR nobody holds (its count goes from 1 to 0, so no lookup can
+ * take it after); one that is held it revokes, waits one RCU grace period
+ * and unpins, however long a peer holds a reference. So every copy into or out of an MR looks at the revoked flag
  * first, in the same RCU read-side section as the copy: a revoked MR
  * moves no more bytes (-EACCES), and once the grace period is over no
  * copy can still be running.

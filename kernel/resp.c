@@ -769,10 +769,16 @@ void vroce_resp_send_pending_ack(struct vroce_qp *qp)
 	vroce_qp_xmit_queue(qp, &q);
 }
 
-/* A request with a PSN before the expected one: answer it again. */
-static void vroce_resp_duplicate(struct vroce_qp *qp,
-				 const struct vroce_pkt *pkt, const u8 *bth,
-				 struct sk_buff_head *q)
+/*
+ * A request with a PSN before the expected one: answer it again. A READ
+ * or atomic is checked as a first one is (the QP's access flags; for a
+ * READ the R_Key, access and bounds too): what fails is an error of the
+ * QP as it would have been then.
+ */
+static enum vroce_verdict vroce_resp_duplicate(struct vroce_qp *qp,
+					       const struct vroce_pkt *pkt,
+					       const u8 *bth,
+					       struct sk_buff_head *q)
 {
 	struct vroce_resp *resp = &qp->resp;
 	u32 psn = pkt->bth.psn;
@@ -791,24 +797,30 @@ static void vroce_resp_duplicate(struct vroce_qp *qp,
 					1))
 			res = &resp->res[i];
 	}
+	if ((vroce_kind(pkt) & (VROCE_OPF_READ | VROCE_OPF_ATOMIC)) &&
+	    !vroce_resp_access_ok(qp, pkt))
+		return VROCE_RESP_INV_REQ;
 	switch (vroce_kind(pkt)) {
 	case VROCE_OPF_READ:
 		/* A READ resent from the middle names what is still missing. */
 		vroce_reth_parse(&reth, vroce_pkt_hdr(pkt, bth, VROCE_HDR_RETH),
 				 VROCE_RETH_LEN);
-		if (!res || reth.dma_len > VROCE_MAX_MSG_SZ)
-			return;
+		if (reth.dma_len > VROCE_MAX_MSG_SZ)
+			return VROCE_RESP_INV_REQ;
+		/* Not one we answered (or no longer kept): nothing to send. */
+		if (!res)
+			break;
 		len = vroce_rd_resume_len(res->first_psn, res->last_psn, psn,
 					  reth.dma_len, resp->mtu);
 		if (len < 0)
-			return;
+			break;
 		reth.dma_len = len;
 		if (reth.dma_len) {
 			mr = vroce_mr_get_remote(qp, reth.rkey, reth.va,
 						 reth.dma_len,
 						 IB_ACCESS_REMOTE_READ);
 			if (!mr)
-				return;
+				return VROCE_RESP_ACCESS_ERR;
 		}
 		/* Its responses start again from there, nothing built yet. */
 		vroce_res_stop(res);
@@ -827,6 +839,7 @@ static void vroce_resp_duplicate(struct vroce_qp *qp,
 				       vroce_psn_add(resp->epsn, -1));
 		break;
 	}
+	return VROCE_RESP_OK;
 }
 
 /* A fatal error of a request: NAK it, and the QP goes to ERR. */
@@ -868,7 +881,9 @@ static void vroce_resp_rc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		return;
 	}
 	if (d < 0) {
-		vroce_resp_duplicate(qp, pkt, bth, q);
+		v = vroce_resp_duplicate(qp, pkt, bth, q);
+		if (v != VROCE_RESP_OK)
+			vroce_resp_error(qp, v, pkt->bth.psn, q);
 		return;
 	}
 	resp->nak_sent = false;

@@ -565,6 +565,22 @@ static enum vroce_verdict vroce_resp_write(struct vroce_qp *qp,
 	return VROCE_RESP_OK;
 }
 
+/*
+ * Whether a new READ or atomic may be taken: the peer has fewer than
+ * max_dest_rd_atomic with answers not all sent (more is an Invalid
+ * Request, as IBTA has it); counted when not. Caller holds the lock.
+ */
+static bool vroce_resp_rd_room(struct vroce_qp *qp)
+{
+	struct vroce_resp *resp = &qp->resp;
+
+	if (vroce_rd_room(resp->res_head, resp->res_tail,
+			  qp->attrs.max_dest_rd_atomic))
+		return true;
+	vroce_count(to_vdev(qp->ibqp.device), VROCE_CNT_RD_ATOMIC_OVER, 1);
+	return false;
+}
+
 /* The resource of a new READ or atomic, the slot's old one let go. */
 static struct vroce_res *vroce_resp_new_res(struct vroce_resp *resp)
 {
@@ -591,7 +607,7 @@ static enum vroce_verdict vroce_resp_read(struct vroce_qp *qp,
 		return VROCE_RESP_DROP;
 	vroce_reth_parse(&reth, vroce_pkt_hdr(pkt, bth, VROCE_HDR_RETH),
 			 VROCE_RETH_LEN);
-	if (reth.dma_len > VROCE_MAX_MSG_SZ)
+	if (reth.dma_len > VROCE_MAX_MSG_SZ || !vroce_resp_rd_room(qp))
 		return VROCE_RESP_INV_REQ;
 	if (reth.dma_len) {
 		mr = vroce_mr_get_remote(qp, reth.rkey, reth.va, reth.dma_len,
@@ -629,7 +645,7 @@ static enum vroce_verdict vroce_resp_atomic(struct vroce_qp *qp,
 
 	vroce_atmeth_parse(&a, vroce_pkt_hdr(pkt, bth, VROCE_HDR_ATMETH),
 			   VROCE_ATMETH_LEN);
-	if (a.va & 7)
+	if (a.va & 7 || !vroce_resp_rd_room(qp))
 		return VROCE_RESP_INV_REQ;
 	mr = vroce_mr_get_remote(qp, a.rkey, a.va, sizeof(u64),
 				 IB_ACCESS_REMOTE_ATOMIC);

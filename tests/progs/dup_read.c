@@ -7,7 +7,7 @@
  *
  *   dup_read -d DEV -g GIDIDX -a PEER_IPV4 -q PEER_QPN -p PEER_PSN [-r N]
  *
- * Registers 64 KiB with remote read access, byte i holding (i * 7 + 3) &
+ * Registers 1 MiB with remote read access, byte i holding (i * 7 + 3) &
  * 0xff, and connects an RC QP (path MTU 1024, remote read allowed,
  * max_dest_rd_atomic N, default 1) to QP PEER_QPN at PEER_IPV4 (its
  * IPv4-mapped GID), expecting PSN PEER_PSN. Prints "qpn Q va V rkey R",
@@ -30,7 +30,7 @@
 
 #include "open_dev.h"
 
-#define LEN	65536
+#define LEN	(1 << 20)
 
 static int connect_qp(struct ibv_qp *qp, int gid, const char *peer,
 		      uint32_t dqpn, uint32_t psn, int rd)

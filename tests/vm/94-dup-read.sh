@@ -14,7 +14,10 @@
 # before gets none but an Invalid Request NAK, as a first READ would, and
 # the QP goes to the error state. On fresh QPs, after a first READ, a
 # duplicate with a wrong R_Key or reaching past the MR's end gets a Remote
-# Access NAK and no data.
+# Access NAK and no data. Last, a READ sent while the responses of the one
+# before are still going out, past max_dest_rd_atomic (1), gets an
+# Invalid Request NAK, counted in rd_atomic_exceeded, and the QP goes to
+# the error state.
 #
 # vm: timeout=300
 
@@ -29,7 +32,7 @@ dst=198.51.100.1
 peer_qpn=0x123
 psn=1000
 
-tap_plan 16
+tap_plan 19
 
 ip netns add rr &&
 	ip link add veth0 type veth peer name veth1 netns rr &&
@@ -46,7 +49,7 @@ tap_result $? "RoCE v2 GID of $dst: index $gid"
 coproc DR { "$prog" -d vroce1 -g "$gid" -a $src -q $peer_qpn -p $psn 2>&1; }
 read -r -t 20 -u "${DR[0]}" w1 qpn w2 base w3 rkey
 [ "$w1 $w2 $w3" = "qpn va rkey" ]
-tap_result $? "dup_read: QP $qpn, 64 KiB at $base, rkey $rkey"
+tap_result $? "dup_read: QP $qpn, 1 MiB at $base, rkey $rkey"
 
 # req DESC WANT PSN:OFF:LEN...: READ requests from the namespace; the
 # summary of what came back must match the pattern WANT.
@@ -112,7 +115,21 @@ fresh() {
 rkey_dup=$((rkey ^ 0x5a))
 fresh "duplicate with a wrong R_Key" 0
 rkey_dup=$rkey
-fresh "duplicate past the MR's end" $((65536 - 2048))
+fresh "duplicate past the MR's end" $(((1 << 20) - 2048))
+
+# max_dest_rd_atomic (1 in dup_read): a READ while the responses of one
+# are still being sent gets an Invalid Request NAK, counted.
+ask new
+qpn=${ans#qpn }
+over0=$(dev_counter vroce1 rd_atomic_exceeded)
+req "two READs at once (max_dest_rd_atomic 1): the second gets an Invalid Request NAK" \
+	"resp=* data=ok first=0x0d@$psn naks=$((psn + 1024)):0x61" \
+	$psn:0:$((1 << 20)) $((psn + 1024)):0:1024
+over1=$(dev_counter vroce1 rd_atomic_exceeded)
+[ $((${over1:-0} - ${over0:-0})) -eq 1 ]
+tap_result $? "rd_atomic_exceeded counted it (${over0:-?} -> ${over1:-?})"
+qp_err
+tap_result $? "and the QP goes to the error state ($ans)"
 echo quit >&"${DR[1]}"
 wait "$DR_PID"
 tap_result $? "dup_read exits cleanly"

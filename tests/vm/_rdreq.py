@@ -40,6 +40,9 @@ def read_req(src, dst, qpn, psn, va, rkey, length, ident):
 
 def read(src, dst, qpn, seconds, base, rkey, reqs):
     r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    # room for a whole 1 MiB READ's responses (root: past rmem_max)
+    r.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_RCVBUFFORCE", 33),
+                 8 << 20)
     r.bind((src, ROCE_PORT))
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_RAW)
     want = {}            # last PSN of each READ -> offset of its first byte

@@ -147,6 +147,7 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	spin_lock_init(&qp->resp.lock);
+	skb_queue_head_init(&qp->resp.later);
 	qp->err_event = -1;
 	vroce_qp_size(&init->cap, &sq_stride, &rq_stride);
 	if (init->srq) {
@@ -213,6 +214,9 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	 * goes after a grace period, the QP at once.
 	 */
 	xa_erase_bh(&vdev->qps, ibqp->qp_num);
+	/* READ responses not sent yet are not sent any more. */
+	if (!vroce_qp_is_ud(qp))
+		vroce_resp_reset(qp);
 	vroce_qp_put(qp);
 	wait_for_completion(&qp->released);
 	kfree_rcu(qp->ref, rcu);

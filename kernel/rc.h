@@ -15,6 +15,7 @@
 
 #include "limits.h"
 #include "core/rtt.h"
+#include "core/rdres.h"
 
 /* A gather or scatter list, checked and holding its MRs. */
 struct vroce_sgl {
@@ -77,12 +78,20 @@ struct vroce_req {
 	struct timer_list rnr_timer;
 };
 
-/* A READ or atomic the responder executed, kept to answer duplicates. */
+/*
+ * A READ or atomic the responder executed, kept to answer duplicates; a
+ * READ also holds the responses it still has to send, and its MR while
+ * it does.
+ */
 struct vroce_res {
 	u8 kind;			/* 0, VROCE_OPF_READ or VROCE_OPF_ATOMIC */
 	u32 first_psn;
 	u32 last_psn;
 	u64 orig;			/* atomic: the value it returned */
+	u32 idx;			/* its number (res_head when taken) */
+	u32 msn;			/* the MSN its answers carry */
+	struct vroce_rd_cursor rd;	/* READ: what remains to send */
+	struct vroce_mr *mr;		/* READ: held while rd.active */
 };
 
 /* The responder: expected PSN, the message in progress, resources. */
@@ -105,9 +114,17 @@ struct vroce_resp {
 	u64 wva;
 	u32 wleft;
 	u32 wlen;
-	/* Executed READs and atomics, newest at res_head - 1. */
+	/*
+	 * Executed READs and atomics, newest at res_head - 1; those from
+	 * res_tail on have answers not sent yet (oldest first). Answers
+	 * that come behind them in PSN order wait on "later".
+	 */
 	struct vroce_res res[VROCE_MAX_QP_RD_ATOM];
 	u32 res_head;
+	u32 res_tail;
+	struct sk_buff_head later;
+	bool tx_owner;			/* a context is sending answers */
+	atomic_t skbs;			/* READ responses sent, not yet freed */
 	/* A coalesced ACK (resp_ack.c): what it acknowledges. */
 	bool ack_pending;
 	bool ack_queued;		/* on a CPU's list, holding a reference */

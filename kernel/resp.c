@@ -9,7 +9,12 @@
  * READ response or an atomic ACK is queued. Errors NAK the request and
  * move the QP to ERR; a missing receive WQE gets an RNR NAK. UC does the
  * same without any answer: a gap or an error drops the message.
- * Answers are sent after the lock is let go.
+ * Answers are sent after the lock is let go. A READ's responses are not
+ * all built at once: the READ is kept as a resource with a cursor, and
+ * its responses go out a budget at a time (a first few from the receive
+ * softirq, the rest from the QP's send engine), with a bound on those in
+ * flight below the netdev. Answers that come after an unsent READ
+ * response in PSN order wait behind it.
  *
  * Copyright (c) 2026 the vroce developers
  */
@@ -31,9 +36,39 @@ enum vroce_verdict {
 #define VROCE_KINDS	(VROCE_OPF_SEND | VROCE_OPF_WRITE | VROCE_OPF_READ | \
 			 VROCE_OPF_ATOMIC)
 
+/* READ responses one run of the send engine sends, and the receive path. */
+#define VROCE_RESP_BUDGET	64
+#define VROCE_RESP_RX_BUDGET	16
+/*
+ * READ responses of a QP in flight below the netdev (sent, not freed):
+ * no more are built at VROCE_RESP_SKBS_HIGH, and the engine is woken when
+ * they drop to VROCE_RESP_SKBS_LOW.
+ */
+#define VROCE_RESP_SKBS_HIGH	64
+#define VROCE_RESP_SKBS_LOW	32
+
 static u16 vroce_kind(const struct vroce_pkt *pkt)
 {
 	return pkt->op->flags & VROCE_KINDS;
+}
+
+/* A READ sends no more responses; its MR is let go. Caller holds the lock. */
+static void vroce_res_stop(struct vroce_res *res)
+{
+	res->rd.active = false;
+	if (res->mr)
+		vroce_mr_put(res->mr);
+	res->mr = NULL;
+}
+
+/* Every READ stops; nothing is left to send but the answers on "later". */
+static void vroce_resp_drop_res(struct vroce_resp *resp)
+{
+	u32 i;
+
+	for (i = 0; i < VROCE_MAX_QP_RD_ATOM; i++)
+		vroce_res_stop(&resp->res[i]);
+	resp->res_tail = resp->res_head;
 }
 
 /* Entering RTR: the expected PSN; nothing in progress. */
@@ -47,7 +82,10 @@ void vroce_resp_start(struct vroce_qp *qp)
 	resp->cur = 0;
 	resp->nak_sent = false;
 	resp->failed = false;
+	vroce_resp_drop_res(resp);
+	__skb_queue_purge(&resp->later);
 	resp->res_head = 0;
+	resp->res_tail = 0;
 	memset(resp->res, 0, sizeof(resp->res));
 	resp->ack_pending = false;
 	spin_unlock_bh(&resp->lock);
@@ -78,6 +116,8 @@ void vroce_resp_reset(struct vroce_qp *qp)
 	qp->resp.have_wqe = false;
 	qp->resp.failed = true;
 	qp->resp.ack_pending = false;
+	vroce_resp_drop_res(&qp->resp);
+	__skb_queue_purge(&qp->resp.later);
 	spin_unlock_bh(&qp->resp.lock);
 }
 
@@ -115,11 +155,15 @@ static void vroce_resp_recv_cqe(struct vroce_qp *qp, u8 status, u8 opcode,
 		     (pkt && pkt->bth.se) || status != IB_WC_SUCCESS);
 }
 
-/* Entering ERR: a receive WQE in use completes first, flushed. */
+/*
+ * Entering ERR: a receive WQE in use completes first, flushed. READs send
+ * no more responses; answers already made (a NAK) still go out.
+ */
 void vroce_resp_flush(struct vroce_qp *qp)
 {
 	spin_lock_bh(&qp->resp.lock);
 	qp->resp.failed = true;
+	vroce_resp_drop_res(&qp->resp);
 	if (qp->resp.have_wqe)
 		vroce_resp_recv_cqe(qp, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, 0,
 				    NULL, NULL);
@@ -134,18 +178,70 @@ static void vroce_resp_address(struct vroce_qp *qp, struct vroce_txpkt *t)
 	t->aeth.msn = qp->resp.msn & VROCE_MSN_MASK;
 }
 
-static void vroce_resp_queue(struct vroce_qp *qp, struct vroce_txpkt *t,
-			     struct sk_buff_head *q, u8 **payload)
+/*
+ * Whether an answer made now could overtake one not sent yet: a READ
+ * response still to build, an answer waiting behind one, or a context
+ * that is sending some. Caller holds the lock.
+ */
+static bool vroce_resp_busy(const struct vroce_resp *resp)
 {
-	struct sk_buff *skb;
+	return resp->res_tail != resp->res_head || resp->tx_owner ||
+	       !skb_queue_empty(&resp->later);
+}
+
+/*
+ * An answer other than a READ response goes on @q (sent once the lock is
+ * let go), or, if something is still to be sent before it, behind all the
+ * READs and atomics taken so far (vroce_resp_fill() sends it). Caller
+ * holds the lock.
+ */
+static void vroce_resp_place(struct vroce_qp *qp, struct sk_buff *skb,
+			     struct sk_buff_head *q)
+{
+	struct vroce_resp *resp = &qp->resp;
+
+	if (!skb)
+		return;
+	if (!vroce_resp_busy(resp)) {
+		__skb_queue_tail(q, skb);
+		return;
+	}
+	VROCE_SKB_AFTER(skb) = resp->res_head;
+	__skb_queue_tail(&resp->later, skb);
+}
+
+static struct sk_buff *vroce_resp_ack_skb(struct vroce_qp *qp, int syndrome,
+					  u32 psn, u32 msn);
+
+/* The pending coalesced ACK, if any, placed before what comes next. */
+static void vroce_resp_take_pending_ack(struct vroce_qp *qp,
+					struct sk_buff_head *q)
+{
+	struct vroce_resp *resp = &qp->resp;
+
+	if (!resp->ack_pending)
+		return;
+	resp->ack_pending = false;
+	vroce_resp_place(qp, vroce_resp_ack_skb(qp,
+			 vroce_aeth_syn_ack(VROCE_AETH_CREDIT_INVALID),
+			 resp->ack_psn, resp->ack_msn), q);
+}
+
+/* An answer: the coalesced ACK (if one is pending) goes out ahead of it. */
+static void vroce_resp_answer(struct vroce_qp *qp, struct sk_buff *skb,
+			      struct sk_buff_head *q)
+{
+	vroce_resp_take_pending_ack(qp, q);
+	vroce_resp_place(qp, skb, q);
+}
+
+static void vroce_resp_queue(struct vroce_qp *qp, struct vroce_txpkt *t,
+			     struct sk_buff_head *q)
+{
 	u8 *p;
 
 	vroce_resp_address(qp, t);
-	skb = vroce_pkt_build(t, payload ? payload : &p, GFP_ATOMIC);
-	if (skb)
-		__skb_queue_tail(q, skb);
-	else if (payload)
-		*payload = NULL;
+	vroce_resp_answer(qp, vroce_pkt_build(t, &p, GFP_ATOMIC), q);
 }
 
 /* An ACK (or NAK, by @syndrome) of @psn, carrying @msn. */
@@ -168,11 +264,8 @@ static struct sk_buff *vroce_resp_ack_skb(struct vroce_qp *qp, int syndrome,
 static void vroce_resp_ack(struct vroce_qp *qp, struct sk_buff_head *q,
 			   int syndrome, u32 psn)
 {
-	struct sk_buff *skb = vroce_resp_ack_skb(qp, syndrome, psn,
-						 qp->resp.msn);
-
-	if (skb)
-		__skb_queue_tail(q, skb);
+	vroce_resp_answer(qp, vroce_resp_ack_skb(qp, syndrome, psn,
+						 qp->resp.msn), q);
 }
 
 static void vroce_resp_atomic_ack(struct vroce_qp *qp, struct sk_buff_head *q,
@@ -185,48 +278,153 @@ static void vroce_resp_atomic_ack(struct vroce_qp *qp, struct sk_buff_head *q,
 		.atmack.orig = orig,
 	};
 
-	vroce_resp_queue(qp, &t, q, NULL);
+	vroce_resp_queue(qp, &t, q);
 }
 
-/* The READ responses for [@va, @va + @len) of @mr, from @psn on. */
-static void vroce_resp_read_reply(struct vroce_qp *qp, struct vroce_mr *mr,
-				  u64 va, u32 len, u32 psn,
-				  struct sk_buff_head *q)
+/* A READ response is freed: one less in flight; wake the engine at LOW. */
+static void vroce_resp_skb_done(struct sk_buff *skb)
 {
-	u32 mtu = qp->resp.mtu, off = 0, n;
+	struct vroce_qp *qp = skb_shinfo(skb)->destructor_arg;
+
+	if (atomic_dec_return(&qp->resp.skbs) == VROCE_RESP_SKBS_LOW)
+		vroce_tx_kick(qp);
+	vroce_qp_put(qp);
+}
+
+/*
+ * The next READ response of @res, holding a reference on the QP until it
+ * is freed; NULL if none can be built. Caller holds the lock.
+ */
+static struct sk_buff *vroce_resp_read_skb(struct vroce_qp *qp,
+					   struct vroce_res *res)
+{
+	static const u8 ops[] = {
+		[VROCE_POS_FIRST] = VROCE_OP_RC_RDMA_READ_RESP_FIRST,
+		[VROCE_POS_MIDDLE] = VROCE_OP_RC_RDMA_READ_RESP_MIDDLE,
+		[VROCE_POS_LAST] = VROCE_OP_RC_RDMA_READ_RESP_LAST,
+		[VROCE_POS_ONLY] = VROCE_OP_RC_RDMA_READ_RESP_ONLY,
+	};
 	struct vroce_txpkt t = {
 		.aeth.syndrome = vroce_aeth_syn_ack(VROCE_AETH_CREDIT_INVALID),
 	};
 	struct sk_buff *skb;
-	bool first, last;
+	int pos;
+	u64 va;
 	u8 *p;
 
-	if (!mtu)
-		return;		/* no path MTU: nothing can be sent */
+	pos = vroce_rd_next(&res->rd, qp->resp.mtu, &t.psn, &va, &t.paylen);
+	if (!pos)
+		return NULL;
 	vroce_resp_address(qp, &t);
-	do {
-		n = min(mtu, len - off);
-		first = off == 0;
-		last = off + n == len;
-		if (first && last)
-			t.opcode = VROCE_OP_RC_RDMA_READ_RESP_ONLY;
-		else if (first)
-			t.opcode = VROCE_OP_RC_RDMA_READ_RESP_FIRST;
-		else if (last)
-			t.opcode = VROCE_OP_RC_RDMA_READ_RESP_LAST;
-		else
-			t.opcode = VROCE_OP_RC_RDMA_READ_RESP_MIDDLE;
-		t.psn = psn;
-		t.paylen = n;
-		/* The MR's pages go out as fragments, without a copy. */
-		skb = n ? vroce_pkt_build_mr(&t, mr, va + off) :
-			  vroce_pkt_build(&t, &p, GFP_ATOMIC);
-		if (!skb)
-			return;	/* the requester times out and asks again */
-		__skb_queue_tail(q, skb);
-		off += n;
-		psn = vroce_psn_add(psn, 1);
-	} while (off < len);
+	t.aeth.msn = res->msn & VROCE_MSN_MASK;
+	t.opcode = ops[pos];
+	/* The MR's pages go out as fragments, without a copy. */
+	skb = t.paylen ? vroce_pkt_build_mr(&t, res->mr, va) :
+			 vroce_pkt_build(&t, &p, GFP_ATOMIC);
+	if (skb && !refcount_inc_not_zero(&qp->ref->count)) {
+		kfree_skb(skb);		/* the QP is being destroyed */
+		skb = NULL;
+	}
+	if (!res->rd.active || !skb)
+		vroce_res_stop(res);	/* done; or the requester asks again */
+	if (!skb)
+		return NULL;
+	atomic_inc(&qp->resp.skbs);
+	skb_shinfo(skb)->destructor_arg = qp;
+	skb->destructor = vroce_resp_skb_done;
+	return skb;
+}
+
+/*
+ * Moves the answers that are due onto @q, in PSN order: the answers
+ * waiting for the READs and atomics before res_tail, then the responses
+ * of the READ at res_tail, @budget at most, and only while fewer than
+ * VROCE_RESP_SKBS_HIGH are in flight. Returns the READ responses it
+ * built. Caller holds the lock.
+ */
+static u32 vroce_resp_fill(struct vroce_qp *qp, struct sk_buff_head *q,
+			   u32 budget)
+{
+	struct vroce_resp *resp = &qp->resp;
+	struct vroce_res *res;
+	struct sk_buff *skb;
+	u32 built = 0;
+
+	for (;;) {
+		while ((skb = skb_peek(&resp->later)) &&
+		       (s32)(resp->res_tail - VROCE_SKB_AFTER(skb)) >= 0) {
+			__skb_unlink(skb, &resp->later);
+			__skb_queue_tail(q, skb);
+		}
+		if (resp->res_tail == resp->res_head)
+			break;
+		res = &resp->res[resp->res_tail % VROCE_MAX_QP_RD_ATOM];
+		if (resp->failed || !res->rd.active) {
+			vroce_res_stop(res);
+			resp->res_tail++;
+			continue;
+		}
+		if (built >= budget ||
+		    atomic_read(&resp->skbs) >= VROCE_RESP_SKBS_HIGH)
+			break;
+		skb = vroce_resp_read_skb(qp, res);
+		if (skb) {
+			__skb_queue_tail(q, skb);
+			built++;
+		}
+	}
+	return built;
+}
+
+/*
+ * Sends the answers that are due, @budget READ responses at most. One
+ * context sends at a time; while it does, the answers others make wait
+ * on "later" (vroce_resp_busy()), so none overtakes another. Once all is
+ * sent, so is a coalesced ACK that waited. Returns true if something
+ * remains that only another run will send; not what waits for responses
+ * in flight to be freed, whose destructor kicks the engine.
+ */
+static bool vroce_resp_push(struct vroce_qp *qp, u32 budget)
+{
+	struct vroce_resp *resp = &qp->resp;
+	struct sk_buff_head q;
+	bool more = false;
+	u32 n;
+
+	__skb_queue_head_init(&q);
+	spin_lock_bh(&resp->lock);
+	if (resp->tx_owner) {
+		spin_unlock_bh(&resp->lock);
+		return false;	/* the owner goes on until nothing is due */
+	}
+	resp->tx_owner = true;
+	for (;;) {
+		n = vroce_resp_fill(qp, &q, budget);
+		if (skb_queue_empty(&q))
+			break;
+		budget -= n;
+		spin_unlock_bh(&resp->lock);
+		vroce_qp_xmit_queue(qp, &q);
+		spin_lock_bh(&resp->lock);
+		if (!budget) {
+			more = resp->res_tail != resp->res_head &&
+			       atomic_read(&resp->skbs) < VROCE_RESP_SKBS_HIGH;
+			more |= !skb_queue_empty(&resp->later);
+			break;
+		}
+	}
+	resp->tx_owner = false;
+	if (!resp->failed && !vroce_resp_busy(resp) && !resp->ack_queued)
+		vroce_resp_take_pending_ack(qp, &q);
+	spin_unlock_bh(&resp->lock);
+	vroce_qp_xmit_queue(qp, &q);
+	return more;
+}
+
+/* The send engine's part (tx.c): true if it must run again. */
+bool vroce_resp_tx(struct vroce_qp *qp)
+{
+	return vroce_resp_push(qp, VROCE_RESP_BUDGET);
 }
 
 /* Takes a receive WQE for the message starting now: 1, 0 (none) or -1. */
@@ -368,9 +566,31 @@ static enum vroce_verdict vroce_resp_write(struct vroce_qp *qp,
 	return VROCE_RESP_OK;
 }
 
+/*
+ * Whether a new READ or atomic may be taken: the peer has fewer than
+ * max_dest_rd_atomic with answers not all sent (more is an Invalid
+ * Request, as IBTA has it); counted when not. Caller holds the lock.
+ */
+static bool vroce_resp_rd_room(struct vroce_qp *qp)
+{
+	struct vroce_resp *resp = &qp->resp;
+
+	if (vroce_rd_room(resp->res_head, resp->res_tail,
+			  qp->attrs.max_dest_rd_atomic))
+		return true;
+	vroce_count(to_vdev(qp->ibqp.device), VROCE_CNT_RD_ATOMIC_OVER, 1);
+	return false;
+}
+
+/* The resource of a new READ or atomic, the slot's old one let go. */
 static struct vroce_res *vroce_resp_new_res(struct vroce_resp *resp)
 {
-	return &resp->res[resp->res_head++ % VROCE_MAX_QP_RD_ATOM];
+	struct vroce_res *res;
+
+	res = &resp->res[resp->res_head % VROCE_MAX_QP_RD_ATOM];
+	vroce_res_stop(res);
+	res->idx = resp->res_head++;
+	return res;
 }
 
 static enum vroce_verdict vroce_resp_read(struct vroce_qp *qp,
@@ -388,7 +608,7 @@ static enum vroce_verdict vroce_resp_read(struct vroce_qp *qp,
 		return VROCE_RESP_DROP;
 	vroce_reth_parse(&reth, vroce_pkt_hdr(pkt, bth, VROCE_HDR_RETH),
 			 VROCE_RETH_LEN);
-	if (reth.dma_len > VROCE_MAX_MSG_SZ)
+	if (reth.dma_len > VROCE_MAX_MSG_SZ || !vroce_resp_rd_room(qp))
 		return VROCE_RESP_INV_REQ;
 	if (reth.dma_len) {
 		mr = vroce_mr_get_remote(qp, reth.rkey, &reth.va, reth.dma_len,
@@ -396,15 +616,17 @@ static enum vroce_verdict vroce_resp_read(struct vroce_qp *qp,
 		if (!mr)
 			return VROCE_RESP_ACCESS_ERR;
 	}
-	npkts = max_t(u32, 1, DIV_ROUND_UP(reth.dma_len, resp->mtu));
+	npkts = vroce_rd_npkts(reth.dma_len, resp->mtu);
+	/* A coalesced ACK of what came before goes out ahead. */
+	vroce_resp_take_pending_ack(qp, q);
 	res = vroce_resp_new_res(resp);
 	res->kind = VROCE_OPF_READ;
 	res->first_psn = pkt->bth.psn;
 	res->last_psn = vroce_psn_add(pkt->bth.psn, npkts - 1);
-	resp->msn++;
-	vroce_resp_read_reply(qp, mr, reth.va, reth.dma_len, pkt->bth.psn, q);
-	if (mr)
-		vroce_mr_put(mr);
+	res->msn = ++resp->msn;
+	/* The resource holds the MR until its last response is built. */
+	res->mr = mr;
+	vroce_rd_start(&res->rd, pkt->bth.psn, reth.va, reth.dma_len);
 	/* The responses use the PSNs up to the last one. */
 	resp->epsn = vroce_psn_add(resp->epsn, npkts - 1);
 	return VROCE_RESP_OK;
@@ -424,7 +646,7 @@ static enum vroce_verdict vroce_resp_atomic(struct vroce_qp *qp,
 
 	vroce_atmeth_parse(&a, vroce_pkt_hdr(pkt, bth, VROCE_HDR_ATMETH),
 			   VROCE_ATMETH_LEN);
-	if (a.va & 7)
+	if (a.va & 7 || !vroce_resp_rd_room(qp))
 		return VROCE_RESP_INV_REQ;
 	mr = vroce_mr_get_remote(qp, a.rkey, &a.va, sizeof(u64),
 				 IB_ACCESS_REMOTE_ATOMIC);
@@ -438,13 +660,17 @@ static enum vroce_verdict vroce_resp_atomic(struct vroce_qp *qp,
 		return VROCE_RESP_ACCESS_ERR;	/* deregistered meanwhile */
 	if (err)
 		return VROCE_RESP_INV_REQ;
+	resp->msn++;
+	/* Its ACK comes after what the READs before it still send. */
+	vroce_resp_atomic_ack(qp, q, pkt->bth.psn, orig);
 	res = vroce_resp_new_res(resp);
 	res->kind = VROCE_OPF_ATOMIC;
 	res->first_psn = pkt->bth.psn;
 	res->last_psn = pkt->bth.psn;
 	res->orig = orig;
-	resp->msn++;
-	vroce_resp_atomic_ack(qp, q, pkt->bth.psn, orig);
+	res->msn = resp->msn;
+	if (resp->res_tail == res->idx)
+		resp->res_tail++;	/* nothing before it: all sent */
 	return VROCE_RESP_OK;
 }
 
@@ -545,23 +771,6 @@ static void vroce_resp_ack_later(struct vroce_qp *qp, u32 psn)
 	}
 }
 
-/* The pending ACK, if any, ahead of what is on @q; caller holds the lock. */
-static void vroce_resp_take_pending_ack(struct vroce_qp *qp,
-					struct sk_buff_head *q)
-{
-	struct vroce_resp *resp = &qp->resp;
-	struct sk_buff *skb;
-
-	if (!resp->ack_pending)
-		return;
-	resp->ack_pending = false;
-	skb = vroce_resp_ack_skb(qp,
-				 vroce_aeth_syn_ack(VROCE_AETH_CREDIT_INVALID),
-				 resp->ack_psn, resp->ack_msn);
-	if (skb)
-		__skb_queue_head(q, skb);
-}
-
 /* The tasklet of resp_ack.c: the QP is off its list; its ACK goes out. */
 void vroce_resp_send_pending_ack(struct vroce_qp *qp)
 {
@@ -570,23 +779,32 @@ void vroce_resp_send_pending_ack(struct vroce_qp *qp)
 	__skb_queue_head_init(&q);
 	spin_lock_bh(&qp->resp.lock);
 	qp->resp.ack_queued = false;
-	if (!qp->resp.failed)
+	/* Not ahead of READ responses: the sender sends it after them. */
+	if (qp->resp.failed)
+		qp->resp.ack_pending = false;
+	else if (!vroce_resp_busy(&qp->resp))
 		vroce_resp_take_pending_ack(qp, &q);
-	qp->resp.ack_pending = false;
 	spin_unlock_bh(&qp->resp.lock);
 	vroce_qp_xmit_queue(qp, &q);
 }
 
-/* A request with a PSN before the expected one: answer it again. */
-static void vroce_resp_duplicate(struct vroce_qp *qp,
-				 const struct vroce_pkt *pkt, const u8 *bth,
-				 struct sk_buff_head *q)
+/*
+ * A request with a PSN before the expected one: answer it again. A READ
+ * or atomic is checked as a first one is (the QP's access flags; for a
+ * READ the R_Key, access and bounds too): what fails is an error of the
+ * QP as it would have been then.
+ */
+static enum vroce_verdict vroce_resp_duplicate(struct vroce_qp *qp,
+					       const struct vroce_pkt *pkt,
+					       const u8 *bth,
+					       struct sk_buff_head *q)
 {
 	struct vroce_resp *resp = &qp->resp;
 	u32 psn = pkt->bth.psn;
 	struct vroce_reth reth;
 	struct vroce_mr *mr = NULL;
 	struct vroce_res *res = NULL;
+	long long len;
 	u32 i;
 
 	vroce_count(to_vdev(qp->ibqp.device), VROCE_CNT_DUP_REQUESTS, 1);
@@ -598,23 +816,37 @@ static void vroce_resp_duplicate(struct vroce_qp *qp,
 					1))
 			res = &resp->res[i];
 	}
+	if ((vroce_kind(pkt) & (VROCE_OPF_READ | VROCE_OPF_ATOMIC)) &&
+	    !vroce_resp_access_ok(qp, pkt))
+		return VROCE_RESP_INV_REQ;
 	switch (vroce_kind(pkt)) {
 	case VROCE_OPF_READ:
 		/* A READ resent from the middle names what is still missing. */
 		vroce_reth_parse(&reth, vroce_pkt_hdr(pkt, bth, VROCE_HDR_RETH),
 				 VROCE_RETH_LEN);
-		if (!res || reth.dma_len > VROCE_MAX_MSG_SZ)
-			return;
+		if (reth.dma_len > VROCE_MAX_MSG_SZ)
+			return VROCE_RESP_INV_REQ;
+		/* Not one we answered (or no longer kept): nothing to send. */
+		if (!res)
+			break;
+		len = vroce_rd_resume_len(res->first_psn, res->last_psn, psn,
+					  reth.dma_len, resp->mtu);
+		if (len < 0)
+			break;
+		reth.dma_len = len;
 		if (reth.dma_len) {
 			mr = vroce_mr_get_remote(qp, reth.rkey, &reth.va,
 						 reth.dma_len,
 						 IB_ACCESS_REMOTE_READ);
 			if (!mr)
-				return;
+				return VROCE_RESP_ACCESS_ERR;
 		}
-		vroce_resp_read_reply(qp, mr, reth.va, reth.dma_len, psn, q);
-		if (mr)
-			vroce_mr_put(mr);
+		/* Its responses start again from there, nothing built yet. */
+		vroce_res_stop(res);
+		res->mr = mr;
+		vroce_rd_start(&res->rd, psn, reth.va, reth.dma_len);
+		if ((s32)(res->idx - resp->res_tail) < 0)
+			resp->res_tail = res->idx;
 		break;
 	case VROCE_OPF_ATOMIC:
 		if (res && res->first_psn == psn)
@@ -626,6 +858,7 @@ static void vroce_resp_duplicate(struct vroce_qp *qp,
 				       vroce_psn_add(resp->epsn, -1));
 		break;
 	}
+	return VROCE_RESP_OK;
 }
 
 /* A fatal error of a request: NAK it, and the QP goes to ERR. */
@@ -667,7 +900,9 @@ static void vroce_resp_rc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		return;
 	}
 	if (d < 0) {
-		vroce_resp_duplicate(qp, pkt, bth, q);
+		v = vroce_resp_duplicate(qp, pkt, bth, q);
+		if (v != VROCE_RESP_OK)
+			vroce_resp_error(qp, v, pkt->bth.psn, q);
 		return;
 	}
 	resp->nak_sent = false;
@@ -719,6 +954,7 @@ void vroce_resp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 	/* What the state lets us use is set before it (vroce_qp_set_state). */
 	int state = smp_load_acquire(&qp->attrs.state);
 	struct sk_buff_head q;
+	bool push;
 
 	if (state < IB_QPS_RTR || state == IB_QPS_ERR)
 		return;
@@ -730,9 +966,11 @@ void vroce_resp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		else
 			vroce_resp_uc(qp, pkt, bth, &q);
 	}
-	/* Any other answer: the coalesced ACK goes out ahead of it. */
-	if (!skb_queue_empty(&q))
-		vroce_resp_take_pending_ack(qp, &q);
+	/* READ responses or answers behind them, and nobody sending. */
+	push = vroce_resp_busy(&qp->resp) && !qp->resp.tx_owner;
 	spin_unlock_bh(&qp->resp.lock);
 	vroce_qp_xmit_queue(qp, &q);
+	/* A first few responses now; the send engine does the rest. */
+	if (push && vroce_resp_push(qp, VROCE_RESP_RX_BUDGET))
+		vroce_tx_kick(qp);
 }

@@ -282,7 +282,7 @@ static bool vroce_tx_drain(struct vroce_qp *qp, unsigned int budget,
 void vroce_tx_work(struct work_struct *work)
 {
 	struct vroce_qp *qp = container_of(work, struct vroce_qp, tx_work);
-	bool drained;
+	bool drained, more = false;
 
 	mutex_lock(&qp->state_lock);
 	if (READ_ONCE(qp->err_pending))
@@ -290,9 +290,12 @@ void vroce_tx_work(struct work_struct *work)
 	/* Kernel consumers post to a QP in ERR to drain it (ib_drain_qp). */
 	if (!qp->ibqp.uobject && qp->attrs.state == IB_QPS_ERR)
 		vroce_qp_flush(qp);
+	/* The responder's READ responses, a budget per run (resp.c). */
+	if (qp->ibqp.qp_type == IB_QPT_RC)
+		more = vroce_resp_tx(qp);
 	drained = vroce_tx_drain(qp, VROCE_TX_BUDGET, true);
 	mutex_unlock(&qp->state_lock);
-	if (!drained)
+	if (!drained || more)
 		vroce_tx_kick(qp);
 }
 

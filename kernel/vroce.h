@@ -40,6 +40,7 @@ enum vroce_counter {
 	VROCE_CNT_SEQ_NAK_SENT,
 	VROCE_CNT_SEQ_NAK_RCVD,
 	VROCE_CNT_DUP_REQUESTS,
+	VROCE_CNT_RD_ATOMIC_OVER,
 	VROCE_CNT_MAX
 };
 
@@ -130,9 +131,11 @@ vroce_rxpkt(const struct vroce_pkt *pkt)
 /* What our packets carry in skb->cb until they are sent. */
 struct vroce_skb_cb {
 	u32 paylen;
+	u32 after;	/* a responder's answer: sent once res_tail is here */
 };
 
 #define VROCE_SKB_PAYLEN(skb)	(((struct vroce_skb_cb *)(skb)->cb)->paylen)
+#define VROCE_SKB_AFTER(skb)	(((struct vroce_skb_cb *)(skb)->cb)->after)
 
 struct vroce_ucontext {
 	struct ib_ucontext ibuc;
@@ -544,6 +547,7 @@ void vroce_ack_init(void);
 void vroce_ack_exit(void);
 void vroce_ack_queue(struct vroce_qp *qp);
 void vroce_resp_send_pending_ack(struct vroce_qp *qp);
+bool vroce_resp_tx(struct vroce_qp *qp);
 void vroce_tx_kick(struct vroce_qp *qp);
 void vroce_tx_work(struct work_struct *work);
 void vroce_tx_doorbell(struct vroce_qp *qp);

@@ -41,5 +41,6 @@
 #include "key.h"
 #include "ack.h"
 #include "rtt.h"
+#include "rdres.h"
 
 #endif /* VROCE_CORE_ROCE_H */

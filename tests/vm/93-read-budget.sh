@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Copyright (c) the vroce developers
+#
+# A single 1 GiB RDMA READ between two VMs completes, and the responder's
+# unreclaimable slab rises by less than 32 MiB.
+#
+# B runs the server of tests/progs/read_big.c (the responder: 1 GiB with
+# remote read, filled with a pattern), A the client, which READs all of it
+# in one work request and checks every word. While the READ runs, B
+# samples SUnreclaim in /proc/meminfo five times a second; its peak minus
+# its value just before the READ is the rise. A responder that builds all
+# the READ's responses at once (a million skbs at a 1024-byte MTU) would
+# hold about a gigabyte of slab, or run out of memory.
+#
+# vm: pair
+# vm: mem=2560
+# vm: timeout=900
+# vm: install=1
+
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/_vroce.sh"
+. "$(dirname "$0")/_progs.sh"
+
+prog=$VROCE_TOP/build/progs/read_big
+port=18700
+limit_kb=$((32 * 1024))
+
+pair_kind VROCE_READ vroce
+prog_dev "$prog"
+gid4=$(dev_gid "$VROCE_SELF_IP4" 10)
+tap_result $? "RoCE v2 GID of $VROCE_SELF_IP4: index $gid4"
+
+sunreclaim() {
+	awk '$1 == "SUnreclaim:" { print $2 }' /proc/meminfo
+}
+
+if [ "$VROCE_ROLE" = b ]; then
+	run_timeout 800 "$prog" -d "$dev" -g "$gid4" -p "$port" -s \
+		>/tmp/srv.read.log 2>&1 &
+	pid=$!
+	wait_for 300 grep -q listening /tmp/srv.read.log
+	up=$?
+	base=$(sunreclaim)
+	(
+		while :; do
+			sunreclaim
+			sleep 0.2
+		done
+	) >/tmp/slab.log &
+	sampler=$!
+	vm_send up-read "$up"
+	wait "$pid"
+	rc=$?
+	kill "$sampler"
+	wait "$sampler" 2>/dev/null
+	tap_result $rc "read_big server ran to the end" ||
+		sed 's/^/#   /' /tmp/srv.read.log
+	peak=$(sort -n /tmp/slab.log | tail -n 1)
+	rise=$((${peak:-0} - ${base:-0}))
+	tap_diag "SUnreclaim: $base kB before, peak $peak kB ($(wc -l </tmp/slab.log) samples)"
+	[ -n "$base" ] && [ -n "$peak" ] && [ "$rise" -lt "$limit_kb" ]
+	tap_result $? "responder's unreclaimable slab rose by $((rise / 1024)) MiB ($rise kB), less than 32 MiB"
+	counters /tmp/c.after
+	tap_diag "counters: $(tr '\n' ' ' </tmp/c.after)"
+else
+	if prog_drive read 420 700 "$prog" -d "$dev" -g "$gid4" -p "$port" \
+		"$VROCE_PEER_IP4"; then
+		tap_result "$prog_plan" "read_big client printed a plan"
+		tap_result "$prog_rc" "read_big client exit status $prog_rc ($prog_secs s)"
+		[ "$prog_rc" -eq 0 ] || sed 's/^/#   /' /tmp/cli.read.err
+	else
+		tap_fail "read_big server is listening"
+	fi
+fi
+vm_barrier "done" 120
+tap_done

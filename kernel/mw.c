@@ -8,10 +8,38 @@
  * under the lock of the key table, which remote lookups hold too, so an
  * R_Key check never sees half a binding.
  *
+ * A type 2 window is tied to the QP it was bound on, the QP itself, not
+ * its number (numbers come round again): only that QP reaches it, only a
+ * SEND with Invalidate arriving on that QP invalidates it, and destroying
+ * the QP unbinds it.
+ *
  * Copyright (c) 2026 the vroce developers
  */
 #include "vroce.h"
 #include "core/roce.h"
+
+/* Ends @mw's binding, if any; under the keys lock. */
+static void vroce_mw_unbind(struct vroce_mw *mw)
+{
+	if (mw->mr)
+		atomic_dec(&mw->mr->bound_mws);
+	mw->mr = NULL;
+	if (mw->qp)
+		list_del(&mw->qp_node);
+	mw->qp = NULL;
+}
+
+/* destroy_qp: the type 2 windows bound on @qp are bound no more. */
+void vroce_mw_unbind_qp(struct vroce_qp *qp)
+{
+	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
+	struct vroce_mw *mw, *next;
+
+	xa_lock_bh(&vdev->keys);
+	list_for_each_entry_safe(mw, next, &qp->bound_mws, qp_node)
+		vroce_mw_unbind(mw);
+	xa_unlock_bh(&vdev->keys);
+}
 
 int vroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
@@ -43,9 +71,7 @@ int vroce_dealloc_mw(struct ib_mw *ibmw)
 	struct vroce_mw *mw = to_vmw(ibmw);
 
 	xa_lock_bh(&vdev->keys);
-	if (mw->mr)
-		atomic_dec(&mw->mr->bound_mws);
-	mw->mr = NULL;
+	vroce_mw_unbind(mw);
 	__xa_erase(&vdev->keys, vroce_key_index(ibmw->rkey));
 	xa_unlock_bh(&vdev->keys);
 	atomic_dec(&vdev->n_mw);
@@ -105,16 +131,18 @@ u8 vroce_mw_bind(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 	mr = vroce_key_obj(vdev, w->u.bind.mr_lkey, VROCE_KEY_MR);
 	status = vroce_mw_bind_check(qp, mw, mr, w);
 	if (status == IB_WC_SUCCESS) {
-		if (mw->mr)
-			atomic_dec(&mw->mr->bound_mws);
+		vroce_mw_unbind(mw);
 		mw->mr = w->u.bind.length ? mr : NULL;
 		if (mw->mr)
 			atomic_inc(&mr->bound_mws);
+		if (mw->mr && mw->ibmw.type == IB_MW_TYPE_2) {
+			mw->qp = qp;
+			list_add(&mw->qp_node, &qp->bound_mws);
+		}
 		mw->addr = w->u.bind.addr;
 		mw->length = w->u.bind.length;
 		mw->access = vroce_mw_bind_access(w->u.bind.access,
 						  mw->ibmw.type == IB_MW_TYPE_1);
-		mw->qpn = qp->ibqp.qp_num;
 		mw->ibmw.rkey = w->u.bind.new_rkey;
 	}
 	xa_unlock_bh(&vdev->keys);
@@ -122,10 +150,11 @@ u8 vroce_mw_bind(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 }
 
 /*
- * Invalidates @rkey for SEND with Invalidate or LOCAL_INV: only a bound
- * type 2 window or a registered FRMR of the QP's PD can be; 0 or -EINVAL.
+ * Invalidates @rkey for SEND with Invalidate (@remote) or LOCAL_INV: only
+ * a bound type 2 window or a registered FRMR of the QP's PD can be, and a
+ * window remotely only through the QP it is bound on; 0 or -EINVAL.
  */
-int vroce_key_invalidate(struct vroce_qp *qp, u32 rkey)
+int vroce_key_invalidate(struct vroce_qp *qp, u32 rkey, bool remote)
 {
 	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vroce_mw *mw;
@@ -141,9 +170,9 @@ int vroce_key_invalidate(struct vroce_qp *qp, u32 rkey)
 	}
 	mw = vroce_key_obj(vdev, rkey, VROCE_KEY_MW);
 	if (mw && mw->ibmw.rkey == rkey && mw->ibmw.pd == qp->ibqp.pd &&
-	    mw->ibmw.type == IB_MW_TYPE_2 && mw->mr) {
-		atomic_dec(&mw->mr->bound_mws);
-		mw->mr = NULL;
+	    mw->ibmw.type == IB_MW_TYPE_2 && mw->mr &&
+	    (!remote || mw->qp == qp)) {
+		vroce_mw_unbind(mw);
 		err = 0;
 	}
 	xa_unlock_bh(&vdev->keys);

@@ -143,6 +143,7 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 
 	mutex_init(&qp->state_lock);
 	init_completion(&qp->released);
+	INIT_LIST_HEAD(&qp->bound_mws);
 	INIT_WORK(&qp->tx_work, vroce_tx_work);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
@@ -225,6 +226,8 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	if (!vroce_qp_is_ud(qp))
 		vroce_comp_stop(qp);
 	cancel_work_sync(&qp->tx_work);
+	/* No packet, engine or timer uses it: its type 2 windows go. */
+	vroce_mw_unbind_qp(qp);
 	kfree(qp->wqe_buf);
 	if (!vroce_qp_is_ud(qp)) {
 		vroce_resp_reset(qp);

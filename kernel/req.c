@@ -537,7 +537,7 @@ static int vroce_req_local(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 		status = vroce_mw_bind(qp, w);
 	else if (w->opcode == IB_WR_REG_MR)
 		status = vroce_frmr_register(qp, w);
-	else if (vroce_key_invalidate(qp, w->imm_data))
+	else if (vroce_key_invalidate(qp, w->imm_data, false))
 		status = IB_WC_LOC_PROT_ERR;
 	req->next++;
 	if (status != IB_WC_SUCCESS) {

@@ -487,7 +487,7 @@ static enum vroce_verdict vroce_resp_send(struct vroce_qp *qp,
 		ieth = vroce_pkt_hdr(pkt, bth, VROCE_HDR_IETH);
 		if (ieth) {
 			vroce_ieth_parse(&rkey, ieth, VROCE_IETH_LEN);
-			if (vroce_key_invalidate(qp, rkey)) {
+			if (vroce_key_invalidate(qp, rkey, true)) {
 				vroce_resp_recv_cqe(qp, IB_WC_LOC_PROT_ERR,
 						    IB_WC_RECV, 0, NULL, NULL);
 				return VROCE_RESP_INV_REQ;

@@ -76,7 +76,7 @@ static struct vroce_mr *vroce_remote_ok(struct vroce_qp *qp, void *obj,
 	/* A type 2 window serves the QP it was bound on only. */
 	if (tag != VROCE_KEY_MW || !mw->mr || mw->ibmw.rkey != rkey ||
 	    mw->ibmw.pd != qp->ibqp.pd ||
-	    (mw->ibmw.type == IB_MW_TYPE_2 && mw->qpn != qp->ibqp.qp_num) ||
+	    (mw->ibmw.type == IB_MW_TYPE_2 && mw->qp != qp) ||
 	    (mw->access & access) != access)
 		return NULL;
 	zb = mw->access & IB_ZERO_BASED;

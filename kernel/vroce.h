@@ -188,7 +188,8 @@ struct vroce_mw {
 	u64 addr;			/* the window: [addr, addr + length) */
 	u64 length;
 	int access;			/* remote access it grants */
-	u32 qpn;			/* type 2: the QP it was bound on */
+	struct vroce_qp *qp;		/* type 2: the QP it is bound on */
+	struct list_head qp_node;	/* in that QP's bound_mws */
 };
 
 /*
@@ -275,6 +276,7 @@ struct vroce_qp {
 	struct vroce_resp resp;		/* RC, UC */
 	bool err_pending;		/* the engine moves the QP to ERR */
 	bool dying;			/* destroy: nothing may kick the engine */
+	struct list_head bound_mws;	/* type 2 MWs bound on it; keys lock */
 	int err_event;			/* enum ib_event_type to raise, or -1 */
 };
 
@@ -429,7 +431,8 @@ struct ib_mr *vroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 int vroce_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int vroce_dealloc_mw(struct ib_mw *ibmw);
 u8 vroce_mw_bind(struct vroce_qp *qp, const struct vroce_send_wqe *w);
-int vroce_key_invalidate(struct vroce_qp *qp, u32 rkey);
+int vroce_key_invalidate(struct vroce_qp *qp, u32 rkey, bool remote);
+void vroce_mw_unbind_qp(struct vroce_qp *qp);
 
 /* ah.c: address handles */
 int vroce_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init,

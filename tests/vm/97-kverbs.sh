@@ -14,7 +14,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/_vroce.sh"
 
-ko=$VROCE_TOP/tests/kmod/vroce_ktest.ko
+ko=${VROCE_KTEST_KO:-$VROCE_TOP/tests/kmod/vroce_ktest.ko}
 vroce_up
 tap_check "vroce_ktest.ko is built" test -f "$ko"
 tap_check "vroce_ktest loads and runs its checks" insmod "$ko" dev=vroce0

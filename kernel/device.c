@@ -178,7 +178,6 @@ static int vroce_register(struct vroce_dev *vdev, const char *name)
 	ibdev->dev.parent = ndev->dev.parent;
 	strscpy(ibdev->node_desc, "vroce", sizeof(ibdev->node_desc));
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, ndev->dev_addr);
-	ib_set_device_ops(ibdev, &vroce_dev_ops);
 	/* The SQ doorbell: POST_SEND with no work requests. */
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND);
 
@@ -265,6 +264,8 @@ int vroce_dev_add(const char *name, struct net_device *ndev)
 	vdev = ib_alloc_device(vroce_dev, ibdev);
 	if (!vdev)
 		return -ENOMEM;
+	/* From here on ib_dealloc_device() calls vroce_dealloc_driver(). */
+	ib_set_device_ops(&vdev->ibdev, &vroce_dev_ops);
 	INIT_LIST_HEAD(&vdev->node);
 	ida_init(&vdev->pd_ida);
 	ida_init(&vdev->qpn_ida);

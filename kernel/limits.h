@@ -32,6 +32,8 @@
 #define VROCE_MAX_SRQ_SGE	16
 #define VROCE_MAX_QP_RD_ATOM	128
 #define VROCE_MAX_RES_RD_ATOM	(VROCE_MAX_QP * VROCE_MAX_QP_RD_ATOM)
+/* Answers that may wait behind unsent READ responses, per QP. */
+#define VROCE_RESP_LATER_MAX	(2 * VROCE_MAX_QP_RD_ATOM)
 #define VROCE_MAX_PKEYS		1
 #define VROCE_GID_TBL_LEN	1024
 #define VROCE_MAX_MSG_SZ	0x80000000U

@@ -206,6 +206,16 @@ static void vroce_resp_place(struct vroce_qp *qp, struct sk_buff *skb,
 		__skb_queue_tail(q, skb);
 		return;
 	}
+	/*
+	 * Bounded: a peer that keeps a READ going and floods duplicates
+	 * would otherwise pile up answers here. One dropped is one the
+	 * requester asks for again.
+	 */
+	if (skb_queue_len(&resp->later) >= VROCE_RESP_LATER_MAX) {
+		kfree_skb(skb);
+		vroce_count(to_vdev(qp->ibqp.device), VROCE_CNT_RX_DROPPED, 1);
+		return;
+	}
 	VROCE_SKB_AFTER(skb) = resp->res_head;
 	__skb_queue_tail(&resp->later, skb);
 }
@@ -816,6 +826,13 @@ static enum vroce_verdict vroce_resp_duplicate(struct vroce_qp *qp,
 					1))
 			res = &resp->res[i];
 	}
+	/*
+	 * A READ or atomic we did not answer (or no longer keep) gets
+	 * nothing, and is not judged either: anyone who knows the QP number
+	 * can send one with an old PSN, and it must not end the QP.
+	 */
+	if ((vroce_kind(pkt) & (VROCE_OPF_READ | VROCE_OPF_ATOMIC)) && !res)
+		return VROCE_RESP_OK;
 	if ((vroce_kind(pkt) & (VROCE_OPF_READ | VROCE_OPF_ATOMIC)) &&
 	    !vroce_resp_access_ok(qp, pkt))
 		return VROCE_RESP_INV_REQ;
@@ -826,9 +843,6 @@ static enum vroce_verdict vroce_resp_duplicate(struct vroce_qp *qp,
 				 VROCE_RETH_LEN);
 		if (reth.dma_len > VROCE_MAX_MSG_SZ)
 			return VROCE_RESP_INV_REQ;
-		/* Not one we answered (or no longer kept): nothing to send. */
-		if (!res)
-			break;
 		len = vroce_rd_resume_len(res->first_psn, res->last_psn, psn,
 					  reth.dma_len, resp->mtu);
 		if (len < 0)

@@ -47,10 +47,34 @@ void vroce_mr_put(struct vroce_mr *mr)
 		kfree_rcu(mr, rcu);
 }
 
-/* Whether @mr still moves bytes; under rcu_read_lock(), before a copy. */
+/*
+ * Whether @mr still moves bytes; under rcu_read_lock(), before a copy. An
+ * FRMR no longer registered (invalidated) moves none either: a READ still
+ * being answered from it must not read pages its ULP has let go.
+ */
 static bool vroce_mr_live(struct vroce_mr *mr)
 {
+	if (mr->frmr && !READ_ONCE(mr->valid))
+		return false;
 	return !READ_ONCE(mr->revoked);
+}
+
+/*
+ * Whether [@iova, @iova + @len) is within @mr's translation now, as read
+ * in the copy's RCU section: an FRMR registered again since the range was
+ * checked may map less; never index past its page map.
+ */
+static bool vroce_mr_span_ok(struct vroce_mr *mr, u64 iova, u64 len)
+{
+	u64 off;
+
+	if (mr->dma)
+		return true;
+	if (!vroce_range_ok(mr->iova, mr->length, iova, len))
+		return false;
+	off = iova - mr->iova + mr->page_offset;
+	return len <= (u64)mr->npages * PAGE_SIZE &&
+	       off <= (u64)mr->npages * PAGE_SIZE - len;
 }
 
 /*
@@ -133,15 +157,16 @@ struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 *va,
 int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, bool cmp_swap,
 		    u64 swap_add, u64 compare, u64 *orig)
 {
-	u64 off = iova - mr->iova + mr->page_offset;
 	int err = -EACCES;
+	u64 off;
 	u8 *va;
 	u64 *p;
 
-	if (off & 7)
-		return -EINVAL;
 	rcu_read_lock();
-	if (vroce_mr_live(mr)) {
+	off = iova - mr->iova + mr->page_offset;
+	if (off & 7)
+		err = -EINVAL;
+	else if (vroce_mr_live(mr) && vroce_mr_span_ok(mr, iova, 8)) {
 		va = kmap_local_page(mr->pages[off >> PAGE_SHIFT]);
 		p = (u64 *)(va + (off & ~PAGE_MASK));
 		if (cmp_swap)
@@ -196,7 +221,7 @@ int vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
 	int err = 0;
 
 	rcu_read_lock();
-	if (vroce_mr_live(mr))
+	if (vroce_mr_live(mr) && vroce_mr_span_ok(mr, iova, len))
 		vroce_mr_copy_live(mr, iova, buf, len, to_mr);
 	else
 		err = -EACCES;
@@ -283,14 +308,15 @@ int vroce_mr_pages(struct vroce_mr *mr, u64 iova, u32 len,
 		   int (*fn)(void *ctx, struct page *page, u32 off, u32 n),
 		   void *ctx)
 {
-	u64 off = iova - mr->iova + mr->page_offset;
 	u32 in_page, n;
 	int err = 0;
+	u64 off;
 
 	if (mr->dma)
 		return -EOPNOTSUPP;
 	rcu_read_lock();
-	if (!vroce_mr_live(mr))
+	off = iova - mr->iova + mr->page_offset;
+	if (!vroce_mr_live(mr) || !vroce_mr_span_ok(mr, iova, len))
 		err = -EACCES;
 	while (!err && len) {
 		in_page = off & ~PAGE_MASK;

@@ -133,8 +133,9 @@ static void vroce_push_udp(struct sk_buff *skb, u16 sport)
 	uh->check = 0;
 }
 
+/* @segs: how many packets the skb will be cut into (IP IDs it takes). */
 static void vroce_push_ip4(struct sk_buff *skb, struct dst_entry *dst,
-			   const struct vroce_path *p)
+			   const struct vroce_path *p, int segs)
 {
 	struct iphdr *iph;
 
@@ -153,7 +154,7 @@ static void vroce_push_ip4(struct sk_buff *skb, struct dst_entry *dst,
 	iph->check = 0;
 	iph->saddr = p->sip4;
 	iph->daddr = p->dip4;
-	__ip_select_ident(&init_net, iph, 1);
+	__ip_select_ident(&init_net, iph, segs);
 	skb->protocol = htons(ETH_P_IP);
 }
 
@@ -177,20 +178,16 @@ static void vroce_push_ip6(struct sk_buff *skb, struct dst_entry *dst,
 }
 
 /*
- * Sends @skb, which holds BTH, extension headers and payload (linear,
- * with headroom for UDP, IP and the link layer), along @p: adds the ICRC
- * slot, UDP and IP headers, computes the ICRC, and hands the packet to
- * the IP stack, or to our own receive path for a local destination
- * (without an ICRC). Consumes @skb.
+ * Routes @skb along @p and puts the ICRC slot, the UDP and the IP headers
+ * in front of its BTH (@segs: packets it stands for, see gso.c). Frees
+ * @skb on failure. A local destination needs no route.
  */
-int vroce_net_xmit(struct vroce_dev *vdev, struct sk_buff *skb,
-		   const struct vroce_path *p)
+int vroce_net_push(struct vroce_dev *vdev, struct sk_buff *skb,
+		   const struct vroce_path *p, int segs)
 {
 	struct net_device *ndev = vdev->ndev;
 	struct dst_entry *dst = NULL;
-	int err;
 
-	/* A local destination skips the IP stack, and so routing. */
 	if (!p->loopback) {
 		dst = p->ipv4 ? vroce_route4(ndev, p->sip4, p->dip4) :
 				vroce_route6(ndev, &p->sgid, &p->dgid);
@@ -202,12 +199,41 @@ int vroce_net_xmit(struct vroce_dev *vdev, struct sk_buff *skb,
 	skb->dev = ndev;
 	/* A packet with its payload in fragments has its ICRC slot there. */
 	if (!skb_is_nonlinear(skb))
-		memset(skb_put(skb, VROCE_ICRC_LEN), 0, VROCE_ICRC_LEN);
+		skb_put_zero(skb, VROCE_ICRC_LEN);
 	vroce_push_udp(skb, p->sport);
 	if (p->ipv4)
-		vroce_push_ip4(skb, dst, p);
+		vroce_push_ip4(skb, dst, p, segs);
 	else
 		vroce_push_ip6(skb, dst, p);
+	return 0;
+}
+
+/* Hands a packet with its headers and ICRC in place to the IP stack. */
+int vroce_net_out(struct sk_buff *skb, const struct vroce_path *p)
+{
+	int err;
+
+	if (p->ipv4)
+		err = ip_local_out(&init_net, NULL, skb);
+	else
+		err = ip6_local_out(&init_net, NULL, skb);
+	return net_xmit_eval(err);
+}
+
+/*
+ * Sends @skb, which holds BTH, extension headers and payload (linear,
+ * with headroom for UDP, IP and the link layer), along @p: adds the ICRC
+ * slot, UDP and IP headers, computes the ICRC, and hands the packet to
+ * the IP stack, or to our own receive path for a local destination
+ * (without an ICRC). Consumes @skb.
+ */
+int vroce_net_xmit(struct vroce_dev *vdev, struct sk_buff *skb,
+		   const struct vroce_path *p)
+{
+	int err = vroce_net_push(vdev, skb, p, 1);
+
+	if (err)
+		return err;
 	/*
 	 * A local destination gets the packet straight from memory, with no
 	 * wire to corrupt it: no ICRC to compute (the slot stays zero) or to
@@ -223,11 +249,7 @@ int vroce_net_xmit(struct vroce_dev *vdev, struct sk_buff *skb,
 		kfree_skb(skb);
 		return -EINVAL;
 	}
-	if (p->ipv4)
-		err = ip_local_out(&init_net, NULL, skb);
-	else
-		err = ip6_local_out(&init_net, NULL, skb);
-	return net_xmit_eval(err);
+	return vroce_net_out(skb, p);
 }
 
 /*

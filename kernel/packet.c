@@ -159,7 +159,8 @@ static int vroce_src_pages(const struct vroce_src *src, u32 len,
 
 /*
  * A packet whose payload comes from @src: in fragments if its pages
- * allow it (not a DMA MR, not too many pieces), else copied.
+ * allow it (not a DMA MR, not too many pieces) and the netdev takes
+ * fragments, else copied.
  */
 static struct sk_buff *vroce_pkt_build_src(const struct vroce_txpkt *t,
 					   const struct vroce_src *src)
@@ -170,11 +171,11 @@ static struct sk_buff *vroce_pkt_build_src(const struct vroce_txpkt *t,
 	u8 *p;
 
 	/* A deregistered (revoked) MR sends nothing: -EACCES, no packet. */
-	if (t->paylen)
+	if (t->paylen && !t->linear)
 		err = vroce_src_pages(src, t->paylen, vroce_count_piece, &f);
 	if (err == -EACCES)
 		return NULL;
-	if (!t->paylen || err) {
+	if (!t->paylen || t->linear || err) {
 		skb = vroce_pkt_build(t, &p, GFP_ATOMIC);
 		if (skb && src->sgl)
 			err = vroce_sgl_read(src->sgl, src->pos, p, t->paylen);
@@ -248,19 +249,20 @@ int vroce_skb_icrc(struct sk_buff *skb)
 	return 0;
 }
 
-void vroce_qp_xmit(struct vroce_qp *qp, struct sk_buff *skb)
+void vroce_qp_count_tx(struct vroce_qp *qp, const struct sk_buff *skb)
 {
 	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
 
 	vroce_count(vdev, VROCE_CNT_TX_PACKETS, 1);
 	vroce_count(vdev, VROCE_CNT_TX_BYTES, VROCE_SKB_PAYLEN(skb));
-	vroce_net_xmit(vdev, skb, &qp->path);
 }
 
+/* Sends the packets of @q in order, stretches of them as batches. */
 void vroce_qp_xmit_queue(struct vroce_qp *qp, struct sk_buff_head *q)
 {
 	struct sk_buff *skb;
 
-	while ((skb = __skb_dequeue(q)))
-		vroce_qp_xmit(qp, skb);
+	skb_queue_walk(q, skb)
+		vroce_qp_count_tx(qp, skb);
+	vroce_xmit_list(to_vdev(qp->ibqp.device), q, &qp->path);
 }

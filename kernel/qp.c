@@ -145,6 +145,7 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	init_completion(&qp->released);
 	INIT_LIST_HEAD(&qp->bound_mws);
 	INIT_WORK(&qp->tx_work, vroce_tx_work);
+	__skb_queue_head_init(&qp->tx_batch);
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	spin_lock_init(&qp->resp.lock);
@@ -226,6 +227,7 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	if (!vroce_qp_is_ud(qp))
 		vroce_comp_stop(qp);
 	cancel_work_sync(&qp->tx_work);
+	__skb_queue_purge(&qp->tx_batch);	/* empty after every run */
 	/* No packet, engine or timer uses it: its type 2 windows go. */
 	vroce_mw_unbind_qp(qp);
 	kfree(qp->wqe_buf);

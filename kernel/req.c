@@ -412,6 +412,7 @@ static struct sk_buff *vroce_req_data(struct vroce_qp *qp,
 	t.reth.dma_len = sw->len;
 	t.imm = (__force __be32)w->imm_data;
 	t.ieth = w->imm_data;
+	t.linear = vroce_qp_tx_linear(qp);
 	/*
 	 * RC payloads go out of the MR's pages without a copy: the WQE
 	 * completes only once acknowledged, so they stay put until sent.
@@ -630,6 +631,6 @@ int vroce_req_step(struct vroce_qp *qp)
 	skb = vroce_req_packet(qp, &res);
 	spin_unlock_bh(&qp->req.lock);
 	if (skb)
-		vroce_qp_xmit(qp, skb);
+		vroce_qp_xmit_batch(qp, skb);
 	return res;
 }

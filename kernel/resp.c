@@ -328,7 +328,8 @@ static struct sk_buff *vroce_resp_read_skb(struct vroce_qp *qp,
 	vroce_resp_address(qp, &t);
 	t.aeth.msn = res->msn & VROCE_MSN_MASK;
 	t.opcode = ops[pos];
-	/* The MR's pages go out as fragments, without a copy. */
+	t.linear = vroce_qp_tx_linear(qp);
+	/* The MR's pages go out as fragments, without a copy, if they may. */
 	skb = t.paylen ? vroce_pkt_build_mr(&t, res->mr, va) :
 			 vroce_pkt_build(&t, &p, GFP_ATOMIC);
 	if (skb && !refcount_inc_not_zero(&qp->ref->count)) {

@@ -10,7 +10,8 @@
  * validated and used. A UD WQE is one packet and completes when sent;
  * RC and UC WQEs go packet by packet through the requester (req.c). An
  * RC engine that waits for acknowledgements stops without need-wakeup:
- * the completer kicks it. The work item also carries out a move to ERR
+ * the completer kicks it. The packets of an RC or UC run leave together
+ * at its end (gso.c). The work item also carries out a move to ERR
  * that the receive path or a timer asked for.
  *
  * Copyright (c) 2026 the vroce developers
@@ -241,8 +242,8 @@ static bool vroce_tx_linger(struct vroce_qp *qp, bool worker)
  * true if the engine may stop: it sleeps (need-wakeup set), or waits for
  * the completer or a timer to kick it; false if work remains.
  */
-static bool vroce_tx_drain(struct vroce_qp *qp, unsigned int budget,
-			   bool worker)
+static bool vroce_tx_run(struct vroce_qp *qp, unsigned int budget,
+			 bool worker)
 {
 	unsigned int sent = 0;
 	int res;
@@ -277,6 +278,16 @@ static bool vroce_tx_drain(struct vroce_qp *qp, unsigned int budget,
 		}
 	}
 	return false;
+}
+
+/* One run of the engine, its packets sent at the end as a batch. */
+static bool vroce_tx_drain(struct vroce_qp *qp, unsigned int budget,
+			   bool worker)
+{
+	bool stop = vroce_tx_run(qp, budget, worker);
+
+	vroce_qp_xmit_flush(qp);
+	return stop;
 }
 
 void vroce_tx_work(struct work_struct *work)

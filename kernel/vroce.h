@@ -41,6 +41,7 @@ enum vroce_counter {
 	VROCE_CNT_SEQ_NAK_RCVD,
 	VROCE_CNT_DUP_REQUESTS,
 	VROCE_CNT_RD_ATOMIC_OVER,
+	VROCE_CNT_TX_BATCHES,
 	VROCE_CNT_MAX
 };
 
@@ -109,6 +110,7 @@ struct vroce_txpkt {
 	struct vroce_atmack atmack;
 	__be32 imm;			/* ImmDt as the WQE holds it */
 	u32 ieth;			/* the R_Key to invalidate */
+	bool linear;			/* copy the payload: no fragments */
 };
 
 /*
@@ -269,6 +271,7 @@ struct vroce_qp {
 	struct vroce_qp_ref *ref;	/* lookups by the receive path */
 	struct completion released;
 	struct work_struct tx_work;	/* the send engine */
+	struct sk_buff_head tx_batch;	/* its packets of one run; gso.c */
 	u64 tx_linger;			/* local_clock(): awake until then */
 	void *wqe_buf;			/* the engine's copy of one WQE */
 	struct vroce_path path;		/* RC, UC: the peer, set at RTR */
@@ -311,6 +314,19 @@ static inline bool vroce_qp_is_ud(const struct vroce_qp *qp)
 static inline struct vroce_dev *to_vdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct vroce_dev, ibdev);
+}
+
+/*
+ * Whether a connected QP's payloads must be copied into the packet: a
+ * netdev without scatter-gather would linearize a fragmented skb, which
+ * costs a second allocation and the same copy. A local peer takes
+ * fragments.
+ */
+static inline bool vroce_qp_tx_linear(const struct vroce_qp *qp)
+{
+	const struct net_device *ndev = to_vdev(qp->ibqp.device)->ndev;
+
+	return !qp->path.loopback && !(READ_ONCE(ndev->features) & NETIF_F_SG);
 }
 
 static inline struct vroce_pd *to_vpd(struct ib_pd *ibpd)
@@ -488,8 +504,14 @@ struct sk_buff *vroce_pkt_build_sgl(const struct vroce_txpkt *t,
 struct sk_buff *vroce_pkt_build_mr(const struct vroce_txpkt *t,
 				   struct vroce_mr *mr, u64 iova);
 int vroce_skb_icrc(struct sk_buff *skb);
-void vroce_qp_xmit(struct vroce_qp *qp, struct sk_buff *skb);
+void vroce_qp_count_tx(struct vroce_qp *qp, const struct sk_buff *skb);
 void vroce_qp_xmit_queue(struct vroce_qp *qp, struct sk_buff_head *q);
+
+/* gso.c: batched transmit of connected QPs */
+void vroce_xmit_list(struct vroce_dev *vdev, struct sk_buff_head *q,
+		     const struct vroce_path *p);
+void vroce_qp_xmit_batch(struct vroce_qp *qp, struct sk_buff *skb);
+void vroce_qp_xmit_flush(struct vroce_qp *qp);
 
 /* req.c: the requester of RC and UC QPs */
 int vroce_req_init(struct vroce_qp *qp);
@@ -523,6 +545,9 @@ void vroce_net_put(void);
 int vroce_path_from_attr(struct vroce_dev *vdev,
 			 const struct rdma_ah_attr *attr,
 			 struct vroce_path *p);
+int vroce_net_push(struct vroce_dev *vdev, struct sk_buff *skb,
+		   const struct vroce_path *p, int segs);
+int vroce_net_out(struct sk_buff *skb, const struct vroce_path *p);
 int vroce_net_xmit(struct vroce_dev *vdev, struct sk_buff *skb,
 		   const struct vroce_path *p);
 

@@ -255,6 +255,14 @@ static bool vroce_tx_run(struct vroce_qp *qp, unsigned int budget,
 		switch (res) {
 		case VROCE_TX_SENT:
 			/*
+			 * The first packet of a run leaves at once, the rest
+			 * in batches (gso.c): a ping-pong's lone packet must
+			 * not wait for the end of the run (measured: on the
+			 * wire, ib_send_lat 1.5x slower when it did).
+			 */
+			if (!sent)
+				vroce_qp_xmit_flush(qp);
+			/*
 			 * Streams (more than one packet per run) keep the
 			 * engine awake; a lone request-response packet does
 			 * not, so ping-pong latency does not pay for waking

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Batched transmit of a connected QP's packets. The requester queues the
- * packets of one run of the send engine; at the end of the run, each
+ * packets of one run of the send engine (all but the first, which tx.c
+ * sends at once); at the end of the run, or at 32 packets, each
  * stretch of equally long packets (the last may be shorter) leaves as one
  * UDP GSO skb, which the stack cuts back into the same packets just
  * before the driver: one route lookup, one pass through IP, netfilter and the

@@ -414,8 +414,9 @@ static struct sk_buff *vroce_req_data(struct vroce_qp *qp,
 	t.ieth = w->imm_data;
 	t.linear = vroce_qp_tx_linear(qp);
 	/*
-	 * RC payloads go out of the MR's pages without a copy: the WQE
-	 * completes only once acknowledged, so they stay put until sent.
+	 * RC payloads go out of the MR's pages without a copy (unless the
+	 * netdev has no scatter-gather): the WQE completes only once
+	 * acknowledged, so they stay put until sent.
 	 * UC completes at once, inline data lives in our WQE copy: copied.
 	 */
 	if (qp->ibqp.qp_type == IB_QPT_RC && !(w->flags & VROCE_WQE_INLINE)) {

@@ -10,9 +10,9 @@
  * validated and used. A UD WQE is one packet and completes when sent;
  * RC and UC WQEs go packet by packet through the requester (req.c). An
  * RC engine that waits for acknowledgements stops without need-wakeup:
- * the completer kicks it. The packets of an RC or UC run leave together
- * at its end (gso.c). The work item also carries out a move to ERR
- * that the receive path or a timer asked for.
+ * the completer kicks it. Of the packets of an RC or UC run, the first
+ * leaves at once and the others in batches (gso.c). The work item also
+ * carries out a move to ERR that the receive path or a timer asked for.
  *
  * Copyright (c) 2026 the vroce developers
  */
@@ -288,7 +288,7 @@ static bool vroce_tx_run(struct vroce_qp *qp, unsigned int budget,
 	return false;
 }
 
-/* One run of the engine, its packets sent at the end as a batch. */
+/* One run of the engine; what it left in the batch goes at the end. */
 static bool vroce_tx_drain(struct vroce_qp *qp, unsigned int budget,
 			   bool worker)
 {

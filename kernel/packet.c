@@ -40,9 +40,12 @@ static void vroce_pack_ext(const struct vroce_opcode_info *op,
 		vroce_ieth_pack(t->ieth, bth + off, VROCE_IETH_LEN);
 }
 
-/* An skb with the headers of @t and @room bytes of linear space after. */
-static struct sk_buff *vroce_pkt_alloc(const struct vroce_txpkt *t, u32 room,
-				       gfp_t gfp)
+/*
+ * Writes the BTH and extension headers of @t to @buf (op->hdr_len bytes,
+ * at most VROCE_HDR_MAX) and returns their length; 0 for an opcode we do
+ * not know.
+ */
+u32 vroce_pkt_pack_hdr(const struct vroce_txpkt *t, u8 *buf)
 {
 	const struct vroce_opcode_info *op = vroce_opcode_info(t->opcode);
 	struct vroce_bth bth = {
@@ -54,19 +57,29 @@ static struct sk_buff *vroce_pkt_alloc(const struct vroce_txpkt *t, u32 room,
 		.ackreq = t->ackreq,
 		.psn = t->psn & VROCE_PSN_MASK,
 	};
-	struct sk_buff *skb;
-	u8 *p;
 
-	if (WARN_ON_ONCE(!op))
+	if (WARN_ON_ONCE(!op || op->hdr_len > VROCE_HDR_MAX))
+		return 0;
+	vroce_bth_pack(&bth, buf, VROCE_BTH_LEN);
+	vroce_pack_ext(op, t, buf);
+	return op->hdr_len;
+}
+
+/* An skb with the headers of @t and @room bytes of linear space after. */
+static struct sk_buff *vroce_pkt_alloc(const struct vroce_txpkt *t, u32 room,
+				       gfp_t gfp)
+{
+	u8 hdr[VROCE_HDR_MAX];
+	u32 len = vroce_pkt_pack_hdr(t, hdr);
+	struct sk_buff *skb;
+
+	if (!len)
 		return NULL;
-	skb = alloc_skb(VROCE_HEADROOM + op->hdr_len + room + VROCE_ICRC_LEN,
-			gfp);
+	skb = alloc_skb(VROCE_HEADROOM + len + room + VROCE_ICRC_LEN, gfp);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, VROCE_HEADROOM);
-	p = skb_put(skb, op->hdr_len);
-	vroce_bth_pack(&bth, p, VROCE_BTH_LEN);
-	vroce_pack_ext(op, t, p);
+	skb_put_data(skb, hdr, len);
 	VROCE_SKB_PAYLEN(skb) = t->paylen;
 	return skb;
 }

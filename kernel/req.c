@@ -18,6 +18,14 @@
 #include "vroce.h"
 #include "core/roce.h"
 
+/* What one step of the requester sends: an skb, or a packet left unbuilt. */
+struct vroce_req_out {
+	u32 psn;			/* of the packet's first PSN */
+	struct sk_buff *skb;
+	bool local;
+	struct vroce_local_pkt lp;	/* if @local (local.c) */
+};
+
 static bool vroce_wr_is_write(u8 opcode)
 {
 	return opcode == IB_UVERBS_WR_RDMA_WRITE ||
@@ -366,15 +374,12 @@ static bool vroce_req_ackreq(const struct vroce_req *req, bool last)
 }
 
 /*
- * @skb (if built) goes out with @ackreq: counts the packets since the
- * last AckReq, and times the round trip of an AckReq sent for the first
- * time when none is timed (core/rtt.h).
+ * A packet goes out with @ackreq: counts the packets since the last
+ * AckReq, and times the round trip of an AckReq sent for the first time
+ * when none is timed (core/rtt.h).
  */
-static struct sk_buff *vroce_req_sent(struct vroce_req *req,
-				      struct sk_buff *skb, bool ackreq)
+static void vroce_req_sent(struct vroce_req *req, bool ackreq)
 {
-	if (!skb)
-		return NULL;
 	req->since_ackreq = ackreq ? 0 : req->since_ackreq + 1;
 	if (ackreq && !req->rtt_on &&
 	    !vroce_psn_before(req->next_psn, req->psn_hi)) {
@@ -382,20 +387,55 @@ static struct sk_buff *vroce_req_sent(struct vroce_req *req,
 		req->rtt_psn = req->next_psn;
 		req->rtt_start = local_clock();
 	}
+}
+
+/*
+ * The payload of @t, bytes [@off, ...) of the WQE, into @out: unbuilt
+ * for a local destination (local.c), else an skb. RC payloads go out of
+ * the MR's pages without a copy (unless the netdev has no scatter-gather):
+ * the WQE completes only once acknowledged, so they stay put until sent.
+ * UC completes at once, inline data lives in our WQE copy: copied.
+ */
+static bool vroce_req_payload(struct vroce_qp *qp, struct vroce_swqe *sw,
+			      const struct vroce_send_wqe *w,
+			      const struct vroce_txpkt *t, u32 off,
+			      struct vroce_req_out *out)
+{
+	bool inl = w->flags & VROCE_WQE_INLINE;
+	struct sk_buff *skb;
+	int err;
+	u8 *p;
+
+	if (vroce_local_wanted(qp, inl)) {
+		err = vroce_local_prepare(&out->lp, t, &sw->sgl, off);
+		out->local = !err;
+		if (err != -E2BIG)
+			return out->local;
+	}
+	if (qp->ibqp.qp_type == IB_QPT_RC && !inl) {
+		skb = vroce_pkt_build_sgl(t, &sw->sgl, off);
+	} else {
+		skb = vroce_pkt_build(t, &p, GFP_ATOMIC);
+		if (skb && inl)
+			memcpy(p, (const u8 *)(w + 1) + off, t->paylen);
+		else if (skb && vroce_sgl_read(&sw->sgl, off, p, t->paylen)) {
+			kfree_skb(skb);
+			skb = NULL;
+		}
+	}
+	out->skb = skb;
 	return skb;
 }
 
 /* The next packet of a SEND or RDMA WRITE. */
-static struct sk_buff *vroce_req_data(struct vroce_qp *qp,
-				      struct vroce_swqe *sw,
-				      const struct vroce_send_wqe *w)
+static bool vroce_req_data(struct vroce_qp *qp, struct vroce_swqe *sw,
+			   const struct vroce_send_wqe *w,
+			   struct vroce_req_out *out)
 {
 	struct vroce_req *req = &qp->req;
 	struct vroce_txpkt t = {};
-	struct sk_buff *skb;
 	bool first, last;
 	u32 idx;
-	u8 *p;
 
 	vroce_req_begin(req, sw, sw->len);
 	idx = req->next_off / req->mtu;
@@ -413,40 +453,24 @@ static struct sk_buff *vroce_req_data(struct vroce_qp *qp,
 	t.imm = (__force __be32)w->imm_data;
 	t.ieth = w->imm_data;
 	t.linear = vroce_qp_tx_linear(qp);
-	/*
-	 * RC payloads go out of the MR's pages without a copy (unless the
-	 * netdev has no scatter-gather): the WQE completes only once
-	 * acknowledged, so they stay put until sent.
-	 * UC completes at once, inline data lives in our WQE copy: copied.
-	 */
-	if (qp->ibqp.qp_type == IB_QPT_RC && !(w->flags & VROCE_WQE_INLINE)) {
-		skb = vroce_pkt_build_sgl(&t, &sw->sgl, req->next_off);
-	} else {
-		skb = vroce_pkt_build(&t, &p, GFP_ATOMIC);
-		if (skb && (w->flags & VROCE_WQE_INLINE))
-			memcpy(p, (const u8 *)(w + 1) + req->next_off,
-			       t.paylen);
-		else if (skb && vroce_sgl_read(&sw->sgl, req->next_off, p,
-					       t.paylen)) {
-			kfree_skb(skb);
-			skb = NULL;
-		}
+	if (!vroce_req_payload(qp, sw, w, &t, req->next_off, out)) {
+		/*
+		 * A local MR deregistered since the WQE was taken sends
+		 * nothing more: the WQE fails, in order, like one that
+		 * failed its checks.
+		 */
+		if (vroce_sgl_revoked(&sw->sgl))
+			sw->status = IB_WC_LOC_PROT_ERR;
+		return false;
 	}
-	/*
-	 * A local MR deregistered since the WQE was taken sends nothing
-	 * more: the WQE fails, in order, like one that failed its checks.
-	 */
-	if (!skb && vroce_sgl_revoked(&sw->sgl))
-		sw->status = IB_WC_LOC_PROT_ERR;
-	if (!vroce_req_sent(req, skb, t.ackreq))
-		return NULL;
+	vroce_req_sent(req, t.ackreq);
 	req->next_off += t.paylen;
 	req->next_psn = vroce_psn_add(req->next_psn, 1);
 	if (last) {
 		req->next++;
 		req->next_off = 0;
 	}
-	return skb;
+	return true;
 }
 
 /* A READ request (for what is still missing) or an atomic request. */
@@ -485,8 +509,9 @@ static struct sk_buff *vroce_req_rd_atomic(struct vroce_qp *qp,
 		}
 	}
 	skb = vroce_pkt_build(&t, &p, GFP_ATOMIC);
-	if (!vroce_req_sent(req, skb, true))
+	if (!skb)
 		return NULL;
+	vroce_req_sent(req, true);
 	req->next_psn = vroce_psn_add(req->next_psn, npkts);
 	req->next++;
 	req->rd_out++;
@@ -550,61 +575,60 @@ static int vroce_req_local(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 	return VROCE_TX_SENT;
 }
 
-/* Caller holds the lock. Builds the next packet, or says why there is none. */
-static struct sk_buff *vroce_req_packet(struct vroce_qp *qp, int *res)
+/* The start of vroce_req_packet(): the next packet into @out, if any. */
+static int vroce_req_next(struct vroce_qp *qp, struct vroce_req_out *out)
 {
 	struct vroce_req *req = &qp->req;
 	const struct vroce_send_wqe *w;
 	struct vroce_swqe *sw;
-	struct sk_buff *skb;
-	u32 psn;
+	int res;
 
-	*res = VROCE_TX_STOP;
 	if (req->failed)
-		return NULL;
-	*res = VROCE_TX_WAIT;
+		return VROCE_TX_STOP;
 	if (req->rnr_wait)
-		return NULL;
+		return VROCE_TX_WAIT;
 	if (req->next == req->head) {
 		/* SQD finishes what was started but takes nothing new. */
-		if (READ_ONCE(qp->attrs.state) != IB_QPS_RTS) {
-			*res = vroce_req_idle(qp) ? VROCE_TX_STOP : VROCE_TX_WAIT;
-			return NULL;
-		}
-		*res = vroce_req_take(qp);
-		if (*res != VROCE_TX_SENT)
-			return NULL;
+		if (READ_ONCE(qp->attrs.state) != IB_QPS_RTS)
+			return vroce_req_idle(qp) ? VROCE_TX_STOP :
+						    VROCE_TX_WAIT;
+		res = vroce_req_take(qp);
+		if (res != VROCE_TX_SENT)
+			return res;
 	}
 	sw = vroce_swqe(qp, req->next);
 	w = vroce_swqe_wqe(qp, req->next);
 	if (sw->status) {
 		/* It completes in order: after everything before it. */
-		*res = VROCE_TX_WAIT;
 		if (req->tail != req->next) {
 			req->blocked = true;
-			return NULL;
+			return VROCE_TX_WAIT;
 		}
 		vroce_req_fail(qp, sw->status);
-		*res = VROCE_TX_STOP;
-		return NULL;
+		return VROCE_TX_STOP;
 	}
-	if (vroce_wr_is_local(w->opcode)) {
-		*res = vroce_req_local(qp, w);
-		return NULL;
-	}
+	if (vroce_wr_is_local(w->opcode))
+		return vroce_req_local(qp, w);
 	if (!vroce_req_may_send(qp, sw, w)) {
 		req->blocked = true;
-		*res = VROCE_TX_WAIT;
-		return NULL;
+		return VROCE_TX_WAIT;
 	}
-	*res = VROCE_TX_SENT;
-	psn = req->next_psn;
+	out->psn = req->next_psn;
 	if (vroce_wr_is_rd_atomic(w->opcode))
-		skb = vroce_req_rd_atomic(qp, sw, w);
+		out->skb = vroce_req_rd_atomic(qp, sw, w);
 	else
-		skb = vroce_req_data(qp, sw, w);
-	if (!skb)
-		return NULL;
+		vroce_req_data(qp, sw, w, out);
+	return VROCE_TX_SENT;
+}
+
+/*
+ * After a packet, first of PSN @psn, left: the retransmit count, the
+ * timer, UC completion.
+ */
+static void vroce_req_account(struct vroce_qp *qp, u32 psn)
+{
+	struct vroce_req *req = &qp->req;
+
 	if (vroce_psn_before(psn, req->psn_hi))
 		vroce_count(to_vdev(qp->ibqp.device), VROCE_CNT_RETRANSMITS, 1);
 	if (vroce_psn_after(req->next_psn, req->psn_hi))
@@ -616,7 +640,19 @@ static struct sk_buff *vroce_req_packet(struct vroce_qp *qp, int *res)
 		req->una = req->next_psn;
 		vroce_req_complete(qp, IB_WC_SUCCESS);
 	}
-	return skb;
+}
+
+/*
+ * Caller holds the lock. Makes the next packet in @out and returns
+ * VROCE_TX_SENT, or says why there is none.
+ */
+static int vroce_req_packet(struct vroce_qp *qp, struct vroce_req_out *out)
+{
+	int res = vroce_req_next(qp, out);
+
+	if (res == VROCE_TX_SENT && (out->skb || out->local))
+		vroce_req_account(qp, out->psn);
+	return res;
 }
 
 /*
@@ -625,13 +661,17 @@ static struct sk_buff *vroce_req_packet(struct vroce_qp *qp, int *res)
  */
 int vroce_req_step(struct vroce_qp *qp)
 {
-	struct sk_buff *skb;
+	struct vroce_req_out out;
 	int res;
 
+	out.skb = NULL;
+	out.local = false;
 	spin_lock_bh(&qp->req.lock);
-	skb = vroce_req_packet(qp, &res);
+	res = vroce_req_packet(qp, &out);
 	spin_unlock_bh(&qp->req.lock);
-	if (skb)
-		vroce_qp_xmit_batch(qp, skb);
+	if (out.skb)
+		vroce_qp_xmit_batch(qp, out.skb);
+	else if (out.local)
+		vroce_local_xmit(qp, &out.lp);
 	return res;
 }

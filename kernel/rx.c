@@ -150,45 +150,62 @@ static void vroce_rx_ud(struct vroce_qp *qp, struct sk_buff *skb,
 		     pkt->bth.se || cqe.status);
 }
 
-/* The packet comes from the peer of connected QP @qp. */
-static bool vroce_rx_from_peer(struct vroce_qp *qp, struct sk_buff *skb)
+/* A packet from IPv4 address @saddr4 or IPv6 @saddr6 is from @qp's peer. */
+static bool vroce_rx_from_addr(struct vroce_qp *qp, bool ipv4, __be32 saddr4,
+			       const struct in6_addr *saddr6)
 {
 	const struct vroce_path *p = &qp->path;
 
+	if (ipv4)
+		return p->ipv4 && saddr4 == p->dip4;
+	return !p->ipv4 && ipv6_addr_equal(saddr6, &p->dgid);
+}
+
+/* The packet comes from the peer of connected QP @qp. */
+static bool vroce_rx_from_peer(struct vroce_qp *qp, struct sk_buff *skb)
+{
 	if (ip_hdr(skb)->version == 4)
-		return p->ipv4 && ip_hdr(skb)->saddr == p->dip4;
-	return !p->ipv4 && ipv6_addr_equal(&ipv6_hdr(skb)->saddr, &p->dgid);
+		return vroce_rx_from_addr(qp, true, ip_hdr(skb)->saddr, NULL);
+	return vroce_rx_from_addr(qp, false, 0, &ipv6_hdr(skb)->saddr);
+}
+
+/* Whether a packet of @pkt's transport is for connected QP @qp. */
+static bool vroce_rx_transport_ok(struct vroce_qp *qp,
+				  const struct vroce_pkt *pkt)
+{
+	u8 transport = pkt->op->transport;
+
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		return transport == VROCE_TRANSPORT_RC;
+	case IB_QPT_UC:
+		return transport == VROCE_TRANSPORT_UC;
+	default:
+		return false;
+	}
+}
+
+/* A request goes to the responder, a response to the completer. */
+static void vroce_rx_connected(struct vroce_qp *qp, const struct vroce_pkt *pkt,
+			       const u8 *bth)
+{
+	if (pkt->op->flags & VROCE_OPF_REQ)
+		vroce_resp_rx(qp, pkt, bth);
+	else if (pkt->op->flags & VROCE_OPF_RESP)
+		vroce_comp_rx(qp, pkt, bth);
 }
 
 static void vroce_rx_deliver(struct vroce_qp *qp, struct sk_buff *skb,
 			     const struct vroce_pkt *pkt, const u8 *bth)
 {
-	u8 transport = pkt->op->transport;
-
-	switch (qp->ibqp.qp_type) {
-	case IB_QPT_GSI:
-	case IB_QPT_UD:
+	if (qp->ibqp.qp_type == IB_QPT_GSI || qp->ibqp.qp_type == IB_QPT_UD) {
 		if (pkt->bth.opcode == VROCE_OP_UD_SEND_ONLY ||
 		    pkt->bth.opcode == VROCE_OP_UD_SEND_ONLY_IMM)
 			vroce_rx_ud(qp, skb, pkt, bth);
 		return;
-	case IB_QPT_RC:
-		if (transport != VROCE_TRANSPORT_RC)
-			return;
-		break;
-	case IB_QPT_UC:
-		if (transport != VROCE_TRANSPORT_UC)
-			return;
-		break;
-	default:
-		return;
 	}
-	if (!vroce_rx_from_peer(qp, skb))
-		return;
-	if (pkt->op->flags & VROCE_OPF_REQ)
-		vroce_resp_rx(qp, pkt, bth);
-	else if (pkt->op->flags & VROCE_OPF_RESP)
-		vroce_comp_rx(qp, pkt, bth);
+	if (vroce_rx_transport_ok(qp, pkt) && vroce_rx_from_peer(qp, skb))
+		vroce_rx_connected(qp, pkt, bth);
 }
 
 /*
@@ -287,6 +304,39 @@ drop:
 int vroce_rx_local(struct vroce_dev *vdev, struct sk_buff *skb)
 {
 	return vroce_rx_packet(vdev, skb, true);
+}
+
+/*
+ * A packet between local QPs that was never built (local.c), from a QP
+ * whose path is @from: the checks of vroce_rx_packet() from the BTH on,
+ * for a connected QP.
+ */
+void vroce_rx_local_pkt(struct vroce_dev *vdev, const struct vroce_path *from,
+			const struct vroce_local_pkt *lp)
+{
+	struct vroce_rxpkt rx = { .local = lp };
+	u32 len = lp->hdr_len + lp->paylen + vroce_pad_len(lp->paylen) +
+		  VROCE_ICRC_LEN;
+	struct vroce_qp *qp;
+
+	if (vroce_pkt_parse(&rx.pkt, lp->hdr, len) < 0)
+		goto drop;
+	qp = vroce_qp_get(vdev, rx.pkt.bth.dqpn);
+	if (!qp)
+		goto drop;
+	if (!vroce_pkey_match(rx.pkt.bth.pkey, VROCE_DEFAULT_PKEY)) {
+		vroce_qp_put(qp);
+		goto drop;
+	}
+	vroce_count(vdev, VROCE_CNT_RX_PACKETS, 1);
+	vroce_count(vdev, VROCE_CNT_RX_BYTES, rx.pkt.paylen);
+	if (vroce_rx_transport_ok(qp, &rx.pkt) &&
+	    vroce_rx_from_addr(qp, from->ipv4, from->sip4, &from->sgid))
+		vroce_rx_connected(qp, &rx.pkt, lp->hdr);
+	vroce_qp_put(qp);
+	return;
+drop:
+	vroce_count(vdev, VROCE_CNT_RX_DROPPED, 1);
 }
 
 /* encap_rcv of our UDP sockets: 0 means the skb is ours now. */

@@ -48,7 +48,8 @@ void vroce_mr_put(struct vroce_mr *mr)
 }
 
 /*
- * Whether @mr still moves bytes; under rcu_read_lock(), before a copy. An
+ * Whether @mr still moves bytes: under rcu_read_lock() before a copy (or,
+ * with a reference held, as a check that may turn stale at once). An
  * FRMR no longer registered (invalidated) moves none either: a READ still
  * being answered from it must not read pages its ULP has let go.
  */
@@ -354,30 +355,99 @@ int vroce_sgl_pages(struct vroce_sgl *sgl, u32 skip, u32 len,
 	return 0;
 }
 
-/* A position in a received skb, advanced as bytes are copied out. */
-struct vroce_skb_pos {
-	const struct sk_buff *skb;
-	u32 off;
-};
-
-static int vroce_copy_piece(void *ctx, struct page *page, u32 off, u32 n)
+/*
+ * Takes a reference on each MR under bytes [@skip, @skip + @len) of a
+ * checked SGL and notes its spans in @lp (local.c): the number of spans,
+ * -EACCES if one of the MRs no longer moves bytes, or -E2BIG if there are
+ * more than VROCE_LOCAL_PIECES or one is an FRMR (then nothing is held).
+ * An FRMR's pages belong to its kernel ULP, which may free them as soon
+ * as it is invalidated, with no grace period: its payload goes in an skb,
+ * which holds the pages.
+ */
+int vroce_sgl_hold_span(struct vroce_sgl *sgl, u32 skip, u32 len,
+			struct vroce_local_pkt *lp)
 {
-	struct vroce_skb_pos *pos = ctx;
-	u8 *va = kmap_local_page(page);
-	int err;
+	const struct vroce_sge *sge = sgl->sge;
+	struct vroce_local_piece *pc;
+	int err = 0;
+	u32 i, m;
 
-	err = skb_copy_bits(pos->skb, pos->off, va + off, n);
-	kunmap_local(va);
-	pos->off += n;
+	lp->n = 0;
+	for (i = 0; i < sgl->n && len && !err; i++) {
+		if (skip >= sge[i].length) {
+			skip -= sge[i].length;
+			continue;
+		}
+		m = min(len, sge[i].length - skip);
+		if (lp->n == VROCE_LOCAL_PIECES || sgl->mrs[i]->frmr) {
+			err = -E2BIG;
+		} else if (!vroce_mr_live(sgl->mrs[i])) {
+			err = -EACCES;
+		} else {
+			pc = &lp->piece[lp->n++];
+			/* The SGL holds one already: this one is the packet's. */
+			refcount_inc(&sgl->mrs[i]->ref);
+			pc->mr = sgl->mrs[i];
+			pc->iova = sge[i].addr + skip;
+			pc->len = m;
+		}
+		len -= m;
+		skip = 0;
+	}
+	if (!err)
+		return lp->n;
+	while (lp->n)
+		vroce_mr_put(lp->piece[--lp->n].mr);
 	return err;
 }
 
 /*
- * Copies @len bytes of a received skb, from @pos on, into @mr at @iova;
- * -EACCES if @mr is revoked. @pos moves on by @len either way.
+ * A position in the payload of a received packet, advanced as bytes are
+ * copied out: in its skb, or in the sender's MRs for a packet between
+ * local QPs.
  */
-static int vroce_mr_write_skb(struct vroce_mr *mr, u64 iova,
-			      struct vroce_skb_pos *pos, u32 len)
+struct vroce_pay_pos {
+	const struct vroce_rxpkt *rx;
+	u32 off;
+};
+
+static void vroce_pay_pos_init(struct vroce_pay_pos *pos,
+			       const struct vroce_pkt *pkt)
+{
+	pos->rx = vroce_rxpkt(pkt);
+	pos->off = pos->rx->local ? 0 : pos->rx->payoff;
+}
+
+/* The next @n bytes of the payload into @buf; 0 or -EFAULT. */
+static int vroce_pay_read(struct vroce_pay_pos *pos, void *buf, u32 n)
+{
+	int err = 0;
+
+	if (pos->rx->local)
+		vroce_local_read(pos->rx->local, pos->off, buf, n);
+	else
+		err = skb_copy_bits(pos->rx->skb, pos->off, buf, n);
+	pos->off += n;
+	return err;
+}
+
+static int vroce_copy_piece(void *ctx, struct page *page, u32 off, u32 n)
+{
+	u8 *va = kmap_local_page(page);
+	int err;
+
+	err = vroce_pay_read(ctx, va + off, n);
+	kunmap_local(va);
+	return err;
+}
+
+/*
+ * Copies the next @len bytes of a received payload, from @pos on, into
+ * @mr at @iova; -EACCES if @mr is revoked. @pos moves on by @len either
+ * way.
+ */
+static int vroce_mr_write_pay(struct vroce_mr *mr, u64 iova,
+			      struct vroce_pay_pos *pos, u32 len)
 {
 	u32 end = pos->off + len;
 	int err = -EACCES;
@@ -385,8 +455,7 @@ static int vroce_mr_write_skb(struct vroce_mr *mr, u64 iova,
 	if (mr->dma) {
 		rcu_read_lock();
 		if (vroce_mr_live(mr))
-			err = skb_copy_bits(pos->skb, pos->off,
-					    (void *)(uintptr_t)iova, len);
+			err = vroce_pay_read(pos, (void *)(uintptr_t)iova, len);
 		rcu_read_unlock();
 	} else {
 		err = vroce_mr_pages(mr, iova, len, vroce_copy_piece, pos);
@@ -399,12 +468,10 @@ static int vroce_mr_write_skb(struct vroce_mr *mr, u64 iova,
 int vroce_mr_write_pkt(struct vroce_mr *mr, u64 iova,
 		       const struct vroce_pkt *pkt)
 {
-	struct vroce_skb_pos pos = {
-		.skb = vroce_rxpkt(pkt)->skb,
-		.off = vroce_rxpkt(pkt)->payoff,
-	};
+	struct vroce_pay_pos pos;
 
-	return vroce_mr_write_skb(mr, iova, &pos, pkt->paylen) ? -EACCES : 0;
+	vroce_pay_pos_init(&pos, pkt);
+	return vroce_mr_write_pay(mr, iova, &pos, pkt->paylen) ? -EACCES : 0;
 }
 
 /*
@@ -414,22 +481,20 @@ int vroce_mr_write_pkt(struct vroce_mr *mr, u64 iova,
 int vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 skip,
 			const struct vroce_pkt *pkt)
 {
-	struct vroce_skb_pos pos = {
-		.skb = vroce_rxpkt(pkt)->skb,
-		.off = vroce_rxpkt(pkt)->payoff,
-	};
 	const struct vroce_sge *sge = sgl->sge;
+	struct vroce_pay_pos pos;
 	u32 len = pkt->paylen;
 	int err = 0;
 	u32 i, m;
 
+	vroce_pay_pos_init(&pos, pkt);
 	for (i = 0; i < sgl->n && len; i++) {
 		if (skip >= sge[i].length) {
 			skip -= sge[i].length;
 			continue;
 		}
 		m = min(len, sge[i].length - skip);
-		if (vroce_mr_write_skb(sgl->mrs[i], sge[i].addr + skip, &pos, m))
+		if (vroce_mr_write_pay(sgl->mrs[i], sge[i].addr + skip, &pos, m))
 			err = -EACCES;
 		len -= m;
 		skip = 0;
@@ -437,13 +502,16 @@ int vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 skip,
 	return err;
 }
 
-/* Whether an MR of the checked SGL @sgl was deregistered since the check. */
+/*
+ * Whether an MR of the checked SGL @sgl moves no more bytes since the
+ * check: deregistered, or an FRMR invalidated.
+ */
 bool vroce_sgl_revoked(const struct vroce_sgl *sgl)
 {
 	u32 i;
 
 	for (i = 0; i < sgl->n; i++)
-		if (sgl->mrs[i] && READ_ONCE(sgl->mrs[i]->revoked))
+		if (sgl->mrs[i] && !vroce_mr_live(sgl->mrs[i]))
 			return true;
 	return false;
 }

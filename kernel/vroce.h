@@ -42,6 +42,7 @@ enum vroce_counter {
 	VROCE_CNT_DUP_REQUESTS,
 	VROCE_CNT_RD_ATOMIC_OVER,
 	VROCE_CNT_TX_BATCHES,
+	VROCE_CNT_TX_LOCAL,
 	VROCE_CNT_MAX
 };
 
@@ -113,15 +114,40 @@ struct vroce_txpkt {
 	bool linear;			/* copy the payload: no fragments */
 };
 
+/* BTH and extension headers: the longest, an atomic request, is 40. */
+#define VROCE_HDR_MAX		48
+/* Payload pieces (SGE spans) a packet between local QPs may have. */
+#define VROCE_LOCAL_PIECES	4
+
+/*
+ * A packet from one QP of this device to another that is never built
+ * (local.c): its headers, and its payload as spans of the sender's MRs,
+ * each MR held for as long as the packet is.
+ */
+struct vroce_local_pkt {
+	u8 hdr[VROCE_HDR_MAX];
+	u32 hdr_len;
+	u32 paylen;
+	u32 n;
+	struct vroce_local_piece {
+		struct vroce_mr *mr;
+		u64 iova;
+		u32 len;
+	} piece[VROCE_LOCAL_PIECES];
+};
+
 /*
  * A received packet as the receive path hands it on: the parsed headers
  * (first: every vroce_pkt it passes is inside one) and where the payload
- * is, which may be in page fragments: it is copied once, from there.
+ * is, which may be in page fragments: it is copied once, from there. A
+ * packet between local QPs has no skb: its payload is read straight from
+ * the sender's MRs (@local).
  */
 struct vroce_rxpkt {
 	struct vroce_pkt pkt;
 	const struct sk_buff *skb;
 	u32 payoff;			/* offset of the payload from skb->data */
+	const struct vroce_local_pkt *local;
 };
 
 static inline const struct vroce_rxpkt *
@@ -495,8 +521,11 @@ int vroce_mr_pages(struct vroce_mr *mr, u64 iova, u32 len,
 int vroce_sgl_pages(struct vroce_sgl *sgl, u32 skip, u32 len,
 		    int (*fn)(void *ctx, struct page *page, u32 off, u32 n),
 		    void *ctx);
+int vroce_sgl_hold_span(struct vroce_sgl *sgl, u32 skip, u32 len,
+			struct vroce_local_pkt *lp);
 
 /* packet.c: building packets, transmit of connected QPs */
+u32 vroce_pkt_pack_hdr(const struct vroce_txpkt *t, u8 *buf);
 struct sk_buff *vroce_pkt_build(const struct vroce_txpkt *t, u8 **payload,
 				gfp_t gfp);
 struct sk_buff *vroce_pkt_build_sgl(const struct vroce_txpkt *t,
@@ -512,6 +541,15 @@ void vroce_xmit_list(struct vroce_dev *vdev, struct sk_buff_head *q,
 		     const struct vroce_path *p);
 void vroce_qp_xmit_batch(struct vroce_qp *qp, struct sk_buff *skb);
 void vroce_qp_xmit_flush(struct vroce_qp *qp);
+
+/* local.c: packets between QPs of this device, never built */
+bool vroce_local_wanted(const struct vroce_qp *qp, bool inline_data);
+int vroce_local_prepare(struct vroce_local_pkt *lp,
+			const struct vroce_txpkt *t, struct vroce_sgl *sgl,
+			u32 off);
+void vroce_local_xmit(struct vroce_qp *qp, struct vroce_local_pkt *lp);
+void vroce_local_read(const struct vroce_local_pkt *lp, u32 pos, void *buf,
+		      u32 len);
 
 /* req.c: the requester of RC and UC QPs */
 int vroce_req_init(struct vroce_qp *qp);
@@ -554,6 +592,8 @@ int vroce_net_xmit(struct vroce_dev *vdev, struct sk_buff *skb,
 /* rx.c: the receive path */
 int vroce_udp_recv(struct sock *sk, struct sk_buff *skb);
 int vroce_rx_local(struct vroce_dev *vdev, struct sk_buff *skb);
+void vroce_rx_local_pkt(struct vroce_dev *vdev, const struct vroce_path *from,
+			const struct vroce_local_pkt *lp);
 int vroce_take_recv(struct vroce_qp *qp, struct vroce_recv_wqe *wqe,
 		    struct vroce_sge *sge);
 void vroce_qp_hold(struct vroce_qp *qp);

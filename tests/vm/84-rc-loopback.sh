@@ -89,6 +89,16 @@ run() {
 	tool_keep "$slog" "$clog"
 }
 
+# counter NAME: vroce's port counter NAME.
+counter() {
+	rdma statistic show link "$dev/1" | tr ' ' '\n' |
+		awk -v k="$1" 'p == k { print; exit } { p = $0 }'
+}
+if [ "$kind" = vroce ]; then
+	local0=$(counter tx_local)
+	timeouts0=$(counter retry_timeouts)
+fi
+
 for fam in 4 6; do
 	t0=$SECONDS
 	run "$fam" pp -s 4096 -n 20
@@ -105,4 +115,12 @@ for fam in 4 6; do
 	tap_diag "IPv$fam: $((SECONDS - t0)) s"
 done
 tap_diag "$n runs in $((SECONDS - t_start)) s"
+if [ "$kind" = vroce ]; then
+	local1=$(counter tx_local)
+	timeouts1=$(counter retry_timeouts)
+	[ "${local1:-0}" -gt "${local0:-0}" ]
+	tap_result $? "RC data between local QPs went MR to MR (tx_local ${local0:-?} -> ${local1:-?})"
+	[ -n "$timeouts1" ] && [ "$timeouts1" = "$timeouts0" ]
+	tap_result $? "no retransmit time-out on the local path (retry_timeouts ${timeouts0:-?} -> ${timeouts1:-?})"
+fi
 tap_done

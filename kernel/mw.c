@@ -86,36 +86,39 @@ static void *vroce_key_obj(struct vroce_dev *vdev, u32 key, int tag)
 	return xa_pointer_tag(entry) == tag ? xa_untag_pointer(entry) : NULL;
 }
 
-/* Checks a bind of @mw over @mr; an IB_WC status. */
-static u8 vroce_mw_bind_check(struct vroce_qp *qp, struct vroce_mw *mw,
-			      struct vroce_mr *mr,
-			      const struct vroce_send_wqe *w)
+/*
+ * Checks a bind of @mw over @mr: the window's access flags to set, or
+ * -IB_WC_MW_BIND_ERR.
+ */
+static int vroce_mw_bind_check(struct vroce_qp *qp, struct vroce_mw *mw,
+			       struct vroce_mr *mr,
+			       const struct vroce_send_wqe *w)
 {
 	int access;
 
 	if (!mw || mw->ibmw.pd != qp->ibqp.pd)
-		return IB_WC_MW_BIND_ERR;
+		return -IB_WC_MW_BIND_ERR;
 	/* A type 2 window is invalidated before it is bound again. */
 	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->mr)
-		return IB_WC_MW_BIND_ERR;
+		return -IB_WC_MW_BIND_ERR;
 	/* Local rights in the flags are the MR's: ignored, not refused. */
 	access = vroce_mw_bind_access(w->u.bind.access,
 				      mw->ibmw.type == IB_MW_TYPE_1);
 	if (access < 0)
-		return IB_WC_MW_BIND_ERR;
+		return -IB_WC_MW_BIND_ERR;
 	if (!w->u.bind.length)
-		return IB_WC_SUCCESS;
+		return access;
 	if (!mr || mr->ibmr.lkey != w->u.bind.mr_lkey ||
 	    mr->ibmr.pd != qp->ibqp.pd || mr->dma ||
 	    !(mr->access & IB_ACCESS_MW_BIND) ||
 	    !vroce_range_ok(mr->iova, mr->length, w->u.bind.addr,
 			    w->u.bind.length))
-		return IB_WC_MW_BIND_ERR;
+		return -IB_WC_MW_BIND_ERR;
 	/* Remote writes and atomics need a locally writable MR. */
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
 	    !(mr->access & IB_ACCESS_LOCAL_WRITE))
-		return IB_WC_MW_BIND_ERR;
-	return IB_WC_SUCCESS;
+		return -IB_WC_MW_BIND_ERR;
+	return access;
 }
 
 /* A BIND_MW WQE (checked copy): binds the MW its new R_Key names. */
@@ -124,13 +127,13 @@ u8 vroce_mw_bind(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vroce_mw *mw;
 	struct vroce_mr *mr;
-	u8 status;
+	int access;
 
 	xa_lock_bh(&vdev->keys);
 	mw = vroce_key_obj(vdev, w->u.bind.new_rkey, VROCE_KEY_MW);
 	mr = vroce_key_obj(vdev, w->u.bind.mr_lkey, VROCE_KEY_MR);
-	status = vroce_mw_bind_check(qp, mw, mr, w);
-	if (status == IB_WC_SUCCESS) {
+	access = vroce_mw_bind_check(qp, mw, mr, w);
+	if (access >= 0) {
 		vroce_mw_unbind(mw);
 		mw->mr = w->u.bind.length ? mr : NULL;
 		if (mw->mr)
@@ -141,12 +144,11 @@ u8 vroce_mw_bind(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 		}
 		mw->addr = w->u.bind.addr;
 		mw->length = w->u.bind.length;
-		mw->access = vroce_mw_bind_access(w->u.bind.access,
-						  mw->ibmw.type == IB_MW_TYPE_1);
+		mw->access = access;
 		mw->ibmw.rkey = w->u.bind.new_rkey;
 	}
 	xa_unlock_bh(&vdev->keys);
-	return status;
+	return access < 0 ? -access : IB_WC_SUCCESS;
 }
 
 /*

@@ -22,7 +22,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +31,7 @@
 #include "tap.h"
 #include "open_dev.h"
 #include "rc_connect.h"
+#include "pair_args.h"
 #include "xchg.h"
 
 #define MSG		256		/* the spoiled receive's length */
@@ -518,42 +518,27 @@ static int env_open(struct env *e, const char *dev, int gid)
 
 int main(int argc, char **argv)
 {
-	const char *dev = "vroce0";
+	struct pair_args a = { .dev = "vroce0", .gid = -1, .port = 18700 };
 	struct env e = { 0 };
-	int opt, gid = -1, port = 18700, srv = 0, kind;
+	int kind;
 
-	while ((opt = getopt(argc, argv, "d:g:p:s")) != -1) {
-		switch (opt) {
-		case 'd':
-			dev = optarg;
-			break;
-		case 'g':
-			gid = atoi(optarg);
-			break;
-		case 'p':
-			port = atoi(optarg);
-			break;
-		case 's':
-			srv = 1;
-			break;
-		default:
-			fprintf(stderr, "usage: err_order -d DEV [-g GIDIDX] [-p PORT] [-s | PEER]\n");
-			return 2;
-		}
-	}
-	if (env_open(&e, dev, gid)) {
-		fprintf(stderr, "err_order: cannot set up %s: %s\n", dev,
+	if (pair_args_parse(argc, argv,
+			    "err_order -d DEV [-g GIDIDX] [-p PORT] [-s | PEER]",
+			    &a))
+		return 2;
+	if (env_open(&e, a.dev, a.gid)) {
+		fprintf(stderr, "err_order: cannot set up %s: %s\n", a.dev,
 			strerror(errno));
-		if (srv)
+		if (a.srv)
 			return 1;
-		tap_ok(0, "%s: device, two PDs, MR", dev);
+		tap_ok(0, "%s: device, two PDs, MR", a.dev);
 		return tap_done();
 	}
-	if (srv)
-		return server(&e, port);
-	tap_ok(1, "%s: device, two PDs, MR", dev);
-	if (optind < argc)
-		client(&e, argv[optind], port);
+	if (a.srv)
+		return server(&e, a.port);
+	tap_ok(1, "%s: device, two PDs, MR", a.dev);
+	if (a.peer)
+		client(&e, a.peer, a.port);
 	else
 		for (kind = BAD_DEREG; kind < BAD_N; kind++)
 			run_local(&e, kind);

@@ -22,7 +22,6 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <poll.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -32,6 +31,7 @@
 #include "tap.h"
 #include "open_dev.h"
 #include "rc_connect.h"
+#include "pair_args.h"
 #include "xchg.h"
 
 #define BUF		(64 * 1024)
@@ -646,41 +646,25 @@ static int setup(const char *dev, int gid)
 
 int main(int argc, char **argv)
 {
-	const char *dev = "vroce0";
-	int opt, gid = 0, port = 18800, srv = 0;
+	struct pair_args a = { .dev = "vroce0", .gid = 0, .port = 18800 };
 
-	while ((opt = getopt(argc, argv, "d:g:p:s")) != -1) {
-		switch (opt) {
-		case 'd':
-			dev = optarg;
-			break;
-		case 'g':
-			gid = atoi(optarg);
-			break;
-		case 'p':
-			port = atoi(optarg);
-			break;
-		case 's':
-			srv = 1;
-			break;
-		default:
-			fprintf(stderr, "usage: verbs_wire -d DEV -g GIDIDX [-p PORT] [-s | PEER]\n");
-			return 2;
-		}
-	}
-	if (setup(dev, gid)) {
-		fprintf(stderr, "verbs_wire: cannot set up %s: %s\n", dev,
+	if (pair_args_parse(argc, argv,
+			    "verbs_wire -d DEV -g GIDIDX [-p PORT] [-s | PEER]",
+			    &a))
+		return 2;
+	if (setup(a.dev, a.gid)) {
+		fprintf(stderr, "verbs_wire: cannot set up %s: %s\n", a.dev,
 			strerror(errno));
-		if (srv)
+		if (a.srv)
 			return 1;
-		tap_ok(0, "%s: PD, channel, MR", dev);
+		tap_ok(0, "%s: PD, channel, MR", a.dev);
 		return tap_done();
 	}
-	if (srv)
-		return server(port);
-	if (optind >= argc) {
+	if (a.srv)
+		return server(a.port);
+	if (!a.peer) {
 		fprintf(stderr, "verbs_wire: a PEER or -s\n");
 		return 2;
 	}
-	return client(argv[optind], port);
+	return client(a.peer, a.port);
 }

@@ -28,18 +28,6 @@ prog_dev "$prog"
 gid4=$(dev_gid "$VROCE_SELF_IP4" 10)
 tap_result $? "RoCE v2 GID of $VROCE_SELF_IP4: index $gid4"
 
-if [ "$VROCE_ROLE" = b ]; then
-	prog_serve err 200 "err_order server ran to the end" \
-		"$prog" -d "$dev" -g "$gid4" -p "$port" -s ||
-		sed 's/^/#   /' /tmp/srv.err.log
-else
-	if prog_drive err 150 200 \
-		"$prog" -d "$dev" -g "$gid4" -p "$port" "$VROCE_PEER_IP4"; then
-		tap_result "$prog_plan" "err_order client printed a plan"
-		tap_result "$prog_rc" "err_order client exit status $prog_rc ($prog_secs s)"
-	else
-		tap_fail "err_order server is listening"
-	fi
-fi
+prog_pair err "$prog" "$port"
 vm_barrier "done" 60
 tap_done

@@ -3,7 +3,8 @@
 #
 # A test program of tests/progs run between the two VMs, its server in B
 # and its client in A, for VM tests, on top of lib.sh and _vroce.sh
-# (source those first). Used by 80-rxe-ops.sh (rdma_ops) and
+# (source those first). Used by 80-rxe-ops.sh (rdma_ops), 95-err-order-pair.sh
+# (err_order), 96-verbs-wire.sh (verbs_wire) and
 # 82-rc-loss.sh (rc_stress).
 #
 #   prog_dev PROG            the device of $kind on eth0 (kind_dev), the
@@ -13,6 +14,9 @@
 #                            B: the server CMD of run NAME (below)
 #   prog_drive NAME WAIT S CMD...
 #                            A: the client CMD of run NAME (below)
+#   prog_pair NAME PROG PORT B: the server "PROG -d $dev -g $gid4 -p PORT
+#                            -s", A: its client of B's IPv4 address, whose
+#                            TAP has both ends' checks (limit 200 s each)
 #
 # A run NAME keeps the server's output in /tmp/srv.NAME.log, the client's
 # in /tmp/cli.NAME.log (its standard error in /tmp/cli.NAME.err); the
@@ -63,4 +67,23 @@ prog_drive() {
 	prog_plan=$?
 	prog_secs=$(($(date +%s) - t0))
 	return 0
+}
+
+# prog_pair NAME PROG PORT: B serves, A drives PROG over the IPv4 GID
+# ($gid4) of $dev; the TAP lines of the run on each side.
+# shellcheck disable=SC2154 # dev is kind_dev's, gid4 the caller's
+prog_pair() {
+	local name=$1 prog=$2 port=$3 what=${2##*/}
+
+	if [ "$VROCE_ROLE" = b ]; then
+		prog_serve "$name" 200 "$what server ran to the end" \
+			"$prog" -d "$dev" -g "$gid4" -p "$port" -s ||
+			sed 's/^/#   /' "/tmp/srv.$name.log"
+	elif prog_drive "$name" 150 200 \
+		"$prog" -d "$dev" -g "$gid4" -p "$port" "$VROCE_PEER_IP4"; then
+		tap_result "$prog_plan" "$what client printed a plan"
+		tap_result "$prog_rc" "$what client exit status $prog_rc ($prog_secs s)"
+	else
+		tap_fail "$what server is listening"
+	fi
 }

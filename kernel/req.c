@@ -18,6 +18,9 @@
 #include "vroce.h"
 #include "core/roce.h"
 
+/* WQEs in flight from which an empty SQ is a stream's (see below). */
+#define VROCE_TX_STREAM_DEPTH	8
+
 /* What one step of the requester sends: an skb, or a packet left unbuilt. */
 struct vroce_req_out {
 	u32 psn;			/* of the packet's first PSN */
@@ -295,6 +298,26 @@ static void vroce_req_check(struct vroce_qp *qp, struct vroce_swqe *sw,
 }
 
 /* Takes the next WQE of the ring: VROCE_TX_SENT if one was taken. */
+/*
+ * Whether the SQ, found empty, belongs to a stream: at least
+ * VROCE_TX_STREAM_DEPTH WQEs of an RC QP are sent and wait for their
+ * acknowledgement. Then the engine stops without asking for a doorbell
+ * (req->blocked: the completer kicks it when an acknowledgement makes
+ * progress, and every message's last packet asks for one), so that what
+ * the application posts meanwhile costs no system call and leaves
+ * together, in batches, at that kick; the timers kick it if no
+ * acknowledgement comes. A ping-pong or a lone request, with fewer in
+ * flight, goes to sleep as on an idle ring and its next post rings the
+ * doorbell at once.
+ */
+static bool vroce_req_streaming(struct vroce_req *req)
+{
+	if (req->head - req->tail < VROCE_TX_STREAM_DEPTH)
+		return false;
+	req->blocked = true;
+	return true;
+}
+
 static int vroce_req_take(struct vroce_qp *qp)
 {
 	struct vroce_req *req = &qp->req;
@@ -305,10 +328,11 @@ static int vroce_req_take(struct vroce_qp *qp)
 	 * cannot have posted more: the engine goes to sleep as on an empty
 	 * ring, and the provider's next post rings the doorbell. Waiting for
 	 * the completer to kick the engine instead would wake it once per
-	 * completion for nothing in a ping-pong (a send queue of one).
+	 * completion for nothing in a ping-pong (a send queue of one); a
+	 * stream waits for it.
 	 */
 	if (req->head - req->tail >= qp->sq.entries)
-		return VROCE_TX_IDLE;
+		return vroce_req_streaming(req) ? VROCE_TX_WAIT : VROCE_TX_IDLE;
 	spin_lock(&qp->sq_lock);
 	n = vroce_queue_produced(&qp->sq);
 	if (n > 0) {
@@ -318,7 +342,7 @@ static int vroce_req_take(struct vroce_qp *qp)
 	}
 	spin_unlock(&qp->sq_lock);
 	if (n <= 0)
-		return VROCE_TX_IDLE;
+		return vroce_req_streaming(req) ? VROCE_TX_WAIT : VROCE_TX_IDLE;
 	vroce_req_check(qp, vroce_swqe(qp, req->head),
 			vroce_swqe_wqe(qp, req->head));
 	req->head++;

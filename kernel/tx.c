@@ -9,7 +9,8 @@
  * (see vroce-abi.h). Each WQE is copied once and only the copy is
  * validated and used. A UD WQE is one packet and completes when sent;
  * RC and UC WQEs go packet by packet through the requester (req.c). An
- * RC engine that waits for acknowledgements stops without need-wakeup:
+ * RC engine that waits for acknowledgements (also a stream's, which
+ * emptied the SQ with many WQEs in flight) stops without need-wakeup:
  * the completer kicks it. Of the packets of an RC or UC run, the first
  * leaves at once and the others in batches (gso.c). The work item also
  * carries out a move to ERR that the receive path or a timer asked for.

@@ -297,7 +297,6 @@ static void vroce_req_check(struct vroce_qp *qp, struct vroce_swqe *sw,
 		sw->status = IB_WC_LOC_LEN_ERR;
 }
 
-/* Takes the next WQE of the ring: VROCE_TX_SENT if one was taken. */
 /*
  * Whether the SQ, found empty, belongs to a stream: at least
  * VROCE_TX_STREAM_DEPTH WQEs of an RC QP are sent and wait for their
@@ -318,6 +317,7 @@ static bool vroce_req_streaming(struct vroce_req *req)
 	return true;
 }
 
+/* Takes the next WQE of the ring: VROCE_TX_SENT if one was taken. */
 static int vroce_req_take(struct vroce_qp *qp)
 {
 	struct vroce_req *req = &qp->req;

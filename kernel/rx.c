@@ -5,7 +5,9 @@
  * checked, and it goes to the QP it names: UD receives are delivered
  * here, RC and UC requests go to the responder (resp.c) and RC responses
  * to the completer (comp.c). A connected QP takes packets only from the
- * peer its path names.
+ * peer its path names. An RC packet between local QPs that was never
+ * built (local.c) enters at the header parse, with the same checks from
+ * there on.
  *
  * Copyright (c) 2026 the vroce developers
  */

@@ -65,21 +65,27 @@ u32 vroce_pkt_pack_hdr(const struct vroce_txpkt *t, u8 *buf)
 	return op->hdr_len;
 }
 
-/* An skb with the headers of @t and @room bytes of linear space after. */
+/*
+ * An skb with the headers of @t, packed in place, and @room bytes of
+ * linear space after.
+ */
 static struct sk_buff *vroce_pkt_alloc(const struct vroce_txpkt *t, u32 room,
 				       gfp_t gfp)
 {
-	u8 hdr[VROCE_HDR_MAX];
-	u32 len = vroce_pkt_pack_hdr(t, hdr);
 	struct sk_buff *skb;
+	u32 len;
 
-	if (!len)
-		return NULL;
-	skb = alloc_skb(VROCE_HEADROOM + len + room + VROCE_ICRC_LEN, gfp);
+	skb = alloc_skb(VROCE_HEADROOM + VROCE_HDR_MAX + room + VROCE_ICRC_LEN,
+			gfp);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, VROCE_HEADROOM);
-	skb_put_data(skb, hdr, len);
+	len = vroce_pkt_pack_hdr(t, skb_tail_pointer(skb));
+	if (!len) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	skb_put(skb, len);
 	VROCE_SKB_PAYLEN(skb) = t->paylen;
 	return skb;
 }

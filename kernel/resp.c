@@ -303,10 +303,12 @@ static void vroce_resp_skb_done(struct sk_buff *skb)
 
 /*
  * The next READ response of @res, holding a reference on the QP until it
- * is freed; NULL if none can be built. Caller holds the lock.
+ * is freed; NULL if none can be built (the requester asks again), or
+ * ERR_PTR(-EACCES) if its MR was deregistered meanwhile (*@psn is then
+ * the response's PSN). Caller holds the lock.
  */
 static struct sk_buff *vroce_resp_read_skb(struct vroce_qp *qp,
-					   struct vroce_res *res)
+					   struct vroce_res *res, u32 *psn)
 {
 	static const u8 ops[] = {
 		[VROCE_POS_FIRST] = VROCE_OP_RC_RDMA_READ_RESP_FIRST,
@@ -318,6 +320,7 @@ static struct sk_buff *vroce_resp_read_skb(struct vroce_qp *qp,
 		.aeth.syndrome = vroce_aeth_syn_ack(VROCE_AETH_CREDIT_INVALID),
 	};
 	struct sk_buff *skb;
+	bool revoked;
 	int pos;
 	u64 va;
 	u8 *p;
@@ -336,14 +339,37 @@ static struct sk_buff *vroce_resp_read_skb(struct vroce_qp *qp,
 		kfree_skb(skb);		/* the QP is being destroyed */
 		skb = NULL;
 	}
+	revoked = !skb && t.paylen && !vroce_mr_live(res->mr);
 	if (!res->rd.active || !skb)
 		vroce_res_stop(res);	/* done; or the requester asks again */
+	*psn = t.psn;
 	if (!skb)
-		return NULL;
+		return revoked ? ERR_PTR(-EACCES) : NULL;
 	atomic_inc(&qp->resp.skbs);
 	skb_shinfo(skb)->destructor_arg = qp;
 	skb->destructor = vroce_resp_skb_done;
 	return skb;
+}
+
+/*
+ * The MR of a READ being answered was deregistered: a remote access
+ * error NAK of the response @psn that could not be built (the requester
+ * completes the READ with IB_WC_REM_ACCESS_ERR, and does not ask again
+ * until it runs out of retries), and the QP goes to ERR. Caller holds
+ * the lock.
+ */
+static void vroce_resp_read_revoked(struct vroce_qp *qp, u32 psn,
+				    struct sk_buff_head *q)
+{
+	struct sk_buff *skb;
+
+	skb = vroce_resp_ack_skb(qp,
+				 vroce_aeth_syn_nak(VROCE_NAK_REMOTE_ACCESS_ERR),
+				 psn, qp->resp.msn);
+	if (skb)
+		__skb_queue_tail(q, skb);
+	qp->resp.failed = true;
+	vroce_qp_error(qp, IB_EVENT_QP_ACCESS_ERR);
 }
 
 /*
@@ -360,6 +386,7 @@ static u32 vroce_resp_fill(struct vroce_qp *qp, struct sk_buff_head *q,
 	struct vroce_res *res;
 	struct sk_buff *skb;
 	u32 built = 0;
+	u32 psn;
 
 	for (;;) {
 		while ((skb = skb_peek(&resp->later)) &&
@@ -378,7 +405,11 @@ static u32 vroce_resp_fill(struct vroce_qp *qp, struct sk_buff_head *q,
 		if (built >= budget ||
 		    atomic_read(&resp->skbs) >= VROCE_RESP_SKBS_HIGH)
 			break;
-		skb = vroce_resp_read_skb(qp, res);
+		skb = vroce_resp_read_skb(qp, res, &psn);
+		if (IS_ERR(skb)) {
+			vroce_resp_read_revoked(qp, psn, q);
+			continue;
+		}
 		if (skb) {
 			__skb_queue_tail(q, skb);
 			built++;
@@ -489,7 +520,12 @@ static enum vroce_verdict vroce_resp_send(struct vroce_qp *qp,
 				    NULL, NULL);
 		return VROCE_RESP_INV_REQ;
 	}
-	vroce_sgl_write_pkt(&resp->sgl, resp->off, pkt);
+	/* A receive MR deregistered since the first packet takes no more. */
+	if (vroce_sgl_write_pkt(&resp->sgl, resp->off, pkt)) {
+		vroce_resp_recv_cqe(qp, IB_WC_LOC_PROT_ERR, IB_WC_RECV, 0,
+				    NULL, NULL);
+		return VROCE_RESP_OP_ERR;
+	}
 	resp->off += pkt->paylen;
 	if (pos == VROCE_POS_FIRST) {
 		resp->cur = VROCE_OPF_SEND;

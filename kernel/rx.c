@@ -142,9 +142,9 @@ static void vroce_rx_ud(struct vroce_qp *qp, struct sk_buff *skb,
 	} else {
 		if (len < cqe.byte_len) {
 			cqe.status = IB_WC_LOC_LEN_ERR;
-		} else {
-			vroce_sgl_write(&sgl, 0, grh, VROCE_GRH_LEN);
-			vroce_sgl_write_pkt(&sgl, VROCE_GRH_LEN, pkt);
+		} else if (vroce_sgl_write(&sgl, 0, grh, VROCE_GRH_LEN) ||
+			   vroce_sgl_write_pkt(&sgl, VROCE_GRH_LEN, pkt)) {
+			cqe.status = IB_WC_LOC_PROT_ERR;	/* MR revoked */
 		}
 		vroce_sgl_release(&sgl);
 	}

@@ -53,7 +53,7 @@ void vroce_mr_put(struct vroce_mr *mr)
  * FRMR no longer registered (invalidated) moves none either: a READ still
  * being answered from it must not read pages its ULP has let go.
  */
-static bool vroce_mr_live(struct vroce_mr *mr)
+bool vroce_mr_live(struct vroce_mr *mr)
 {
 	if (mr->frmr && !READ_ONCE(mr->valid))
 		return false;
@@ -275,28 +275,65 @@ void vroce_sgl_put(struct vroce_mr **mrs, u32 n)
 }
 
 /*
- * Moves @len bytes between @buf and the SGL from byte @skip on; -EACCES
- * if an MR of it was revoked (what it held is skipped).
+ * Calls @fn(@ctx, i, addr, m) for each piece of bytes [@skip, @skip +
+ * @len) of @sgl, in order: SGE i, from address addr in it, m bytes. Stops
+ * at the first nonzero return of @fn and returns it.
  */
-static int vroce_sgl_copy(const struct vroce_sge *sge, struct vroce_mr **mrs,
-			  u32 n, u32 skip, void *buf, u32 len, bool to_mr)
+static int vroce_sgl_walk(const struct vroce_sgl *sgl, u32 skip, u32 len,
+			  int (*fn)(void *ctx, u32 i, u64 addr, u32 m),
+			  void *ctx)
 {
-	int err = 0;
+	const struct vroce_sge *sge = sgl->sge;
 	u32 i, m;
+	int err;
 
-	for (i = 0; i < n && len; i++) {
+	for (i = 0; i < sgl->n && len; i++) {
 		if (skip >= sge[i].length) {
 			skip -= sge[i].length;
 			continue;
 		}
 		m = min(len, sge[i].length - skip);
-		if (vroce_mr_copy(mrs[i], sge[i].addr + skip, buf, m, to_mr))
-			err = -EACCES;
-		buf += m;
+		err = fn(ctx, i, sge[i].addr + skip, m);
+		if (err)
+			return err;
 		len -= m;
 		skip = 0;
 	}
-	return err;
+	return 0;
+}
+
+/* A copy between a buffer and an SGL: where it is, how it went. */
+struct vroce_sgl_xfer {
+	struct vroce_mr **mrs;
+	u8 *buf;
+	bool to_mr;
+	int err;
+};
+
+static int vroce_sgl_copy_piece(void *ctx, u32 i, u64 addr, u32 m)
+{
+	struct vroce_sgl_xfer *c = ctx;
+
+	if (vroce_mr_copy(c->mrs[i], addr, c->buf, m, c->to_mr))
+		c->err = -EACCES;
+	c->buf += m;
+	return 0;
+}
+
+/*
+ * Moves @len bytes between @buf and @sgl from byte @skip on; -EACCES if
+ * an MR of it was revoked (what it held is skipped, and bytes that were
+ * to come from it are zeroes in @buf).
+ */
+static int vroce_sgl_copy(struct vroce_sgl *sgl, u32 skip, void *buf,
+			  u32 len, bool to_mr)
+{
+	struct vroce_sgl_xfer c = {
+		.mrs = sgl->mrs, .buf = buf, .to_mr = to_mr,
+	};
+
+	vroce_sgl_walk(sgl, skip, len, vroce_sgl_copy_piece, &c);
+	return c.err;
 }
 
 /*
@@ -330,28 +367,52 @@ int vroce_mr_pages(struct vroce_mr *mr, u64 iova, u32 len,
 	return err;
 }
 
+/* The page walk of vroce_sgl_pages(): the function and its context. */
+struct vroce_sgl_pages {
+	struct vroce_mr **mrs;
+	int (*fn)(void *ctx, struct page *page, u32 off, u32 n);
+	void *ctx;
+};
+
+static int vroce_sgl_pages_piece(void *ctx, u32 i, u64 addr, u32 m)
+{
+	struct vroce_sgl_pages *w = ctx;
+
+	return vroce_mr_pages(w->mrs[i], addr, m, w->fn, w->ctx);
+}
+
 /* vroce_mr_pages() over bytes [@skip, @skip + @len) of a checked SGL. */
 int vroce_sgl_pages(struct vroce_sgl *sgl, u32 skip, u32 len,
 		    int (*fn)(void *ctx, struct page *page, u32 off, u32 n),
 		    void *ctx)
 {
-	const struct vroce_sge *sge = sgl->sge;
-	u32 i, m;
-	int err;
+	struct vroce_sgl_pages w = { .mrs = sgl->mrs, .fn = fn, .ctx = ctx };
 
-	for (i = 0; i < sgl->n && len; i++) {
-		if (skip >= sge[i].length) {
-			skip -= sge[i].length;
-			continue;
-		}
-		m = min(len, sge[i].length - skip);
-		err = vroce_mr_pages(sgl->mrs[i], sge[i].addr + skip, m, fn,
-				     ctx);
-		if (err)
-			return err;
-		len -= m;
-		skip = 0;
-	}
+	return vroce_sgl_walk(sgl, skip, len, vroce_sgl_pages_piece, &w);
+}
+
+/* The spans of a local packet being taken: the SGL's MRs, the packet. */
+struct vroce_sgl_hold {
+	struct vroce_mr **mrs;
+	struct vroce_local_pkt *lp;
+};
+
+static int vroce_sgl_hold_piece(void *ctx, u32 i, u64 addr, u32 m)
+{
+	struct vroce_sgl_hold *h = ctx;
+	struct vroce_mr *mr = h->mrs[i];
+	struct vroce_local_piece *pc;
+
+	if (h->lp->n == VROCE_LOCAL_PIECES || mr->frmr)
+		return -E2BIG;
+	if (!vroce_mr_live(mr))
+		return -EACCES;
+	pc = &h->lp->piece[h->lp->n++];
+	/* The SGL holds one already: this one is the packet's. */
+	refcount_inc(&mr->ref);
+	pc->mr = mr;
+	pc->iova = addr;
+	pc->len = m;
 	return 0;
 }
 
@@ -367,33 +428,11 @@ int vroce_sgl_pages(struct vroce_sgl *sgl, u32 skip, u32 len,
 int vroce_sgl_hold_span(struct vroce_sgl *sgl, u32 skip, u32 len,
 			struct vroce_local_pkt *lp)
 {
-	const struct vroce_sge *sge = sgl->sge;
-	struct vroce_local_piece *pc;
-	int err = 0;
-	u32 i, m;
+	struct vroce_sgl_hold h = { .mrs = sgl->mrs, .lp = lp };
+	int err;
 
 	lp->n = 0;
-	for (i = 0; i < sgl->n && len && !err; i++) {
-		if (skip >= sge[i].length) {
-			skip -= sge[i].length;
-			continue;
-		}
-		m = min(len, sge[i].length - skip);
-		if (lp->n == VROCE_LOCAL_PIECES || sgl->mrs[i]->frmr) {
-			err = -E2BIG;
-		} else if (!vroce_mr_live(sgl->mrs[i])) {
-			err = -EACCES;
-		} else {
-			pc = &lp->piece[lp->n++];
-			/* The SGL holds one already: this one is the packet's. */
-			refcount_inc(&sgl->mrs[i]->ref);
-			pc->mr = sgl->mrs[i];
-			pc->iova = sge[i].addr + skip;
-			pc->len = m;
-		}
-		len -= m;
-		skip = 0;
-	}
+	err = vroce_sgl_walk(sgl, skip, len, vroce_sgl_hold_piece, &h);
 	if (!err)
 		return lp->n;
 	while (lp->n)
@@ -474,6 +513,22 @@ int vroce_mr_write_pkt(struct vroce_mr *mr, u64 iova,
 	return vroce_mr_write_pay(mr, iova, &pos, pkt->paylen) ? -EACCES : 0;
 }
 
+/* A received payload going into an SGL: where it is, how it went. */
+struct vroce_sgl_pay {
+	struct vroce_mr **mrs;
+	struct vroce_pay_pos pos;
+	int err;
+};
+
+static int vroce_sgl_pay_piece(void *ctx, u32 i, u64 addr, u32 m)
+{
+	struct vroce_sgl_pay *w = ctx;
+
+	if (vroce_mr_write_pay(w->mrs[i], addr, &w->pos, m))
+		w->err = -EACCES;
+	return 0;
+}
+
 /*
  * The payload of @pkt into the SGL, from byte @skip of it on; -EACCES if
  * an MR of it was revoked (its part is skipped).
@@ -481,25 +536,11 @@ int vroce_mr_write_pkt(struct vroce_mr *mr, u64 iova,
 int vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 skip,
 			const struct vroce_pkt *pkt)
 {
-	const struct vroce_sge *sge = sgl->sge;
-	struct vroce_pay_pos pos;
-	u32 len = pkt->paylen;
-	int err = 0;
-	u32 i, m;
+	struct vroce_sgl_pay w = { .mrs = sgl->mrs };
 
-	vroce_pay_pos_init(&pos, pkt);
-	for (i = 0; i < sgl->n && len; i++) {
-		if (skip >= sge[i].length) {
-			skip -= sge[i].length;
-			continue;
-		}
-		m = min(len, sge[i].length - skip);
-		if (vroce_mr_write_pay(sgl->mrs[i], sge[i].addr + skip, &pos, m))
-			err = -EACCES;
-		len -= m;
-		skip = 0;
-	}
-	return err;
+	vroce_pay_pos_init(&w.pos, pkt);
+	vroce_sgl_walk(sgl, skip, pkt->paylen, vroce_sgl_pay_piece, &w);
+	return w.err;
 }
 
 /*
@@ -532,14 +573,12 @@ int vroce_sgl_prepare(struct vroce_qp *qp, struct vroce_sgl *sgl,
 int vroce_sgl_write(struct vroce_sgl *sgl, u32 off, const void *buf,
 		    u32 len)
 {
-	return vroce_sgl_copy(sgl->sge, sgl->mrs, sgl->n, off, (void *)buf,
-			      len, true);
+	return vroce_sgl_copy(sgl, off, (void *)buf, len, true);
 }
 
 int vroce_sgl_read(struct vroce_sgl *sgl, u32 off, void *buf, u32 len)
 {
-	return vroce_sgl_copy(sgl->sge, sgl->mrs, sgl->n, off, buf, len,
-			      false);
+	return vroce_sgl_copy(sgl, off, buf, len, false);
 }
 
 void vroce_sgl_release(struct vroce_sgl *sgl)

@@ -85,7 +85,10 @@ static void vroce_send_cqe(struct vroce_qp *qp, const struct vroce_send_wqe *w,
 	vroce_cq_add(to_vcq(qp->ibqp.send_cq), &cqe, false);
 }
 
-/* Builds the UD packet of @w (header @hdr, SGEs or inline data follow). */
+/*
+ * Builds the UD packet of @w (header @hdr, SGEs or inline data follow);
+ * ERR_PTR(-EACCES) if an MR of @sgl was deregistered since its check.
+ */
 static struct sk_buff *vroce_ud_skb(struct vroce_qp *qp,
 				    const struct vroce_send_wqe *w,
 				    struct vroce_sgl *sgl, u32 len)
@@ -114,17 +117,19 @@ static struct sk_buff *vroce_ud_skb(struct vroce_qp *qp,
 	skb = alloc_skb(VROCE_HEADROOM + hdr + len + pad + VROCE_ICRC_LEN,
 			GFP_KERNEL);
 	if (!skb)
-		return NULL;
+		return ERR_PTR(-ENOMEM);
 	skb_reserve(skb, VROCE_HEADROOM);
 	p = skb_put(skb, hdr + len + pad);
 	vroce_bth_pack(&bth, p, VROCE_BTH_LEN);
 	vroce_deth_pack(&deth, p + VROCE_BTH_LEN, VROCE_DETH_LEN);
 	if (imm)
 		memcpy(p + VROCE_BTH_LEN + VROCE_DETH_LEN, &w->imm_data, 4);
-	if (w->flags & VROCE_WQE_INLINE)
+	if (w->flags & VROCE_WQE_INLINE) {
 		memcpy(p + hdr, (const u8 *)(w + 1), len);
-	else
-		vroce_sgl_read(sgl, 0, p + hdr, len);
+	} else if (vroce_sgl_read(sgl, 0, p + hdr, len)) {
+		kfree_skb(skb);		/* an MR deregistered meanwhile */
+		return ERR_PTR(-EACCES);
+	}
 	memset(p + hdr + len, 0, pad);
 	qp->attrs.sq_psn = vroce_psn_add(qp->attrs.sq_psn, 1);
 	return skb;
@@ -164,8 +169,9 @@ static u8 vroce_send_ud(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 	}
 	skb = vroce_ud_skb(qp, w, &sgl, len);
 	vroce_sgl_release(&sgl);
-	if (!skb)
-		return IB_WC_GENERAL_ERR;
+	if (IS_ERR(skb))
+		return PTR_ERR(skb) == -EACCES ? IB_WC_LOC_PROT_ERR :
+						 IB_WC_GENERAL_ERR;
 	/* UD is unreliable: a packet lost on the way still completes. */
 	vroce_count(vdev, VROCE_CNT_TX_PACKETS, 1);
 	vroce_count(vdev, VROCE_CNT_TX_BYTES, len);

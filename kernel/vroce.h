@@ -503,6 +503,7 @@ int vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
 int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, bool cmp_swap,
 		    u64 swap_add, u64 compare, u64 *orig);
 void vroce_mr_put(struct vroce_mr *mr);
+bool vroce_mr_live(struct vroce_mr *mr);
 void vroce_sgl_put(struct vroce_mr **mrs, u32 n);
 int vroce_sgl_prepare(struct vroce_qp *qp, struct vroce_sgl *sgl,
 		      const struct vroce_sge *sge, u32 n, int access);

@@ -138,6 +138,12 @@ static int vroce_add_piece(void *ctx, struct page *page, u32 off, u32 n)
 {
 	struct vroce_frags *f = ctx;
 
+	/*
+	 * Counted in an earlier RCU section: an FRMR registered again since
+	 * may be cut into more pieces now; never past the array.
+	 */
+	if (skb_shinfo(f->skb)->nr_frags >= VROCE_PAYLOAD_FRAGS)
+		return -E2BIG;
 	get_page(page);
 	vroce_skb_add_frag(f->skb, page, off, n);
 	return 0;

@@ -353,19 +353,20 @@ static struct sk_buff *vroce_resp_read_skb(struct vroce_qp *qp,
 
 /*
  * The MR of a READ being answered was deregistered: a remote access
- * error NAK of the response @psn that could not be built (the requester
+ * error NAK of the response @psn that could not be built, with @msn, that
+ * of the last message completed before the READ (the requester
  * completes the READ with IB_WC_REM_ACCESS_ERR, and does not ask again
  * until it runs out of retries), and the QP goes to ERR. Caller holds
  * the lock.
  */
-static void vroce_resp_read_revoked(struct vroce_qp *qp, u32 psn,
+static void vroce_resp_read_revoked(struct vroce_qp *qp, u32 psn, u32 msn,
 				    struct sk_buff_head *q)
 {
 	struct sk_buff *skb;
 
 	skb = vroce_resp_ack_skb(qp,
 				 vroce_aeth_syn_nak(VROCE_NAK_REMOTE_ACCESS_ERR),
-				 psn, qp->resp.msn);
+				 psn, msn);
 	if (skb)
 		__skb_queue_tail(q, skb);
 	qp->resp.failed = true;
@@ -407,7 +408,7 @@ static u32 vroce_resp_fill(struct vroce_qp *qp, struct sk_buff_head *q,
 			break;
 		skb = vroce_resp_read_skb(qp, res, &psn);
 		if (IS_ERR(skb)) {
-			vroce_resp_read_revoked(qp, psn, q);
+			vroce_resp_read_revoked(qp, psn, res->msn - 1, q);
 			continue;
 		}
 		if (skb) {

@@ -637,6 +637,8 @@ static int vroce_req_next(struct vroce_qp *qp, struct vroce_req_out *out)
 		req->blocked = true;
 		return VROCE_TX_WAIT;
 	}
+	if (vroce_pace_wait(qp))
+		return VROCE_TX_WAIT;
 	out->psn = req->next_psn;
 	if (vroce_wr_is_rd_atomic(w->opcode))
 		out->skb = vroce_req_rd_atomic(qp, sw, w);
@@ -693,9 +695,11 @@ int vroce_req_step(struct vroce_qp *qp)
 	spin_lock_bh(&qp->req.lock);
 	res = vroce_req_packet(qp, &out);
 	spin_unlock_bh(&qp->req.lock);
-	if (out.skb)
+	if (out.skb) {
+		vroce_pace_own(qp, out.skb);
 		vroce_qp_xmit_batch(qp, out.skb);
-	else if (out.local)
+	} else if (out.local) {
 		vroce_local_xmit(qp, &out.lp);
+	}
 	return res;
 }

@@ -63,6 +63,7 @@ struct vroce_dev {
 	atomic_t n_mw;
 	atomic_t n_ah;
 	atomic_t n_srq;
+	atomic_t tx_stack;		/* requester packets the stack holds */
 	atomic_t next_cqn;
 	atomic_t next_srqn;
 	struct xarray keys;		/* key index -> vroce_mr or vroce_mw */
@@ -541,6 +542,8 @@ void vroce_qp_xmit_queue(struct vroce_qp *qp, struct sk_buff_head *q);
 void vroce_xmit_list(struct vroce_dev *vdev, struct sk_buff_head *q,
 		     const struct vroce_path *p);
 void vroce_qp_xmit_batch(struct vroce_qp *qp, struct sk_buff *skb);
+void vroce_pace_own(struct vroce_qp *qp, struct sk_buff *skb);
+bool vroce_pace_wait(struct vroce_qp *qp);
 void vroce_qp_xmit_flush(struct vroce_qp *qp);
 
 /* local.c: packets between QPs of this device, never built */

@@ -5,7 +5,8 @@
 # A clean wire needs no recovery: perftest's ib_send_bw, ib_write_bw and
 # ib_read_bw with 64 KiB and 1 MiB messages between two VMs with nothing
 # between them (no netem), each once with B serving and once with A
-# serving, so both sides are requester and responder in turn. Every run
+# serving, so both sides are requester and responder in turn, and between
+# two vroce sides ib_write_bw with 16 QPs at once. Every run
 # must pass, and on each vroce side the counters retransmits and
 # retry_timeouts must not move at all during it: on a wire that loses
 # nothing, a retransmit means an acknowledgement went missing, and a
@@ -59,13 +60,15 @@ other_side() {
 	[ "$1" = a ] && echo b || echo a
 }
 
-# checked_run SERVER TOOL SIZE ITERS: one perftest run over IPv4 with the
-# counters of a vroce side read before and after it.
+# checked_run SERVER TOOL SIZE ITERS [ARGS...]: one perftest run over IPv4
+# (with ARGS) with the counters of a vroce side read before and after it.
 checked_run() {
 	local server=$1 tool=$2 size=$3 iters=$4 name before after moved= d
+	shift 4
+	local what="$tool -s $size${*:+ $*}"
 	[ "$kind" = vroce ] && counters /tmp/wire.before
 	pair_run "$server" 4 perftest "$tool" -s "$size" -n "$iters" \
-		-u 18 --report_gbits
+		-u 18 --report_gbits "$@"
 	[ "$kind" = vroce ] || return 0
 	counters /tmp/wire.after
 	for name in "${still[@]}" "${shown[@]}"; do
@@ -74,12 +77,12 @@ checked_run() {
 		d=$((${after:-0} - ${before:-0}))
 		[ "$d" -eq 0 ] || moved="$moved $name +$d"
 	done
-	[ -z "$moved" ] || tap_diag "$tool -s $size: counters moved:$moved"
+	[ -z "$moved" ] || tap_diag "$what: counters moved:$moved"
 	for name in "${still[@]}"; do
 		before=$(counter /tmp/wire.before "$name")
 		after=$(counter /tmp/wire.after "$name")
 		[ -n "$after" ] && [ "$before" = "$after" ]
-		tap_result $? "$tool -s $size, ${server^^} serves: $dev $name unchanged (${before:-?} -> ${after:-?})"
+		tap_result $? "$what, ${server^^} serves: $dev $name unchanged (${before:-?} -> ${after:-?})"
 	done
 	# The side that sends the data batches it (gso.c): the client of a
 	# SEND or WRITE, the server of a READ. The harness's virtio-net has
@@ -90,7 +93,7 @@ checked_run() {
 		before=$(counter /tmp/wire.before tx_batches)
 		after=$(counter /tmp/wire.after tx_batches)
 		[ "${after:-0}" -gt "${before:-0}" ]
-		tap_result $? "$tool -s $size, ${server^^} serves: $dev sent its data in batches (tx_batches ${before:-?} -> ${after:-?})"
+		tap_result $? "$what, ${server^^} serves: $dev sent its data in batches (tx_batches ${before:-?} -> ${after:-?})"
 	fi
 }
 
@@ -101,6 +104,13 @@ for server in b a; do
 		checked_run "$server" "$tool" 1048576 20
 	done
 done
+# Sixteen QPs at once send more than the sender's qdisc holds (1000
+# packets) unless the requesters pace themselves by what the stack holds
+# (kernel/tx_pace.c): each packet it dropped cost a go-back-N. Between
+# two vroce sides only: rdma_rxe does not pace itself so.
+if [ "${VROCE_WIRE_A:-vroce}" = vroce ] && [ "${VROCE_WIRE_B:-vroce}" = vroce ]; then
+	checked_run a ib_write_bw 65536 100 -q 16
+fi
 tap_diag "$n runs in $((SECONDS - t_start)) s"
 vm_barrier "done" 60
 tap_done

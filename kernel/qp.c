@@ -219,14 +219,19 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* READ responses not sent yet are not sent any more. */
 	if (!vroce_qp_is_ud(qp))
 		vroce_resp_reset(qp);
+	/* Nor does a new requester packet hold it (tx_pace.c). */
+	mutex_lock(&qp->state_lock);
+	qp->closing = true;
+	mutex_unlock(&qp->state_lock);
 	vroce_qp_put(qp);
 	wait_for_completion(&qp->released);
-	kfree_rcu(qp->ref, rcu);
 	/* Then the engine and the timers, which kick each other. */
 	WRITE_ONCE(qp->dying, true);
 	if (!vroce_qp_is_ud(qp))
 		vroce_comp_stop(qp);
 	cancel_work_sync(&qp->tx_work);
+	/* The engine read it to take references (refused since 0). */
+	kfree_rcu(qp->ref, rcu);
 	__skb_queue_purge(&qp->tx_batch);	/* empty after every run */
 	/* No packet, engine or timer uses it: its type 2 windows go. */
 	vroce_mw_unbind_qp(qp);

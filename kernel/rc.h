@@ -67,7 +67,7 @@ struct vroce_req {
 	u8 failed;			/* an IB_WC status: the requester stopped */
 	bool rnr_wait;			/* an RNR NAK timer runs */
 	bool blocked;			/* the engine waits for the completer */
-	bool stack_wait;		/* it waits for the stack (tx_pace.c) */
+	unsigned long pace_flags;	/* it waits for the stack (tx_pace.c) */
 	atomic_t stack;			/* its packets the stack holds */
 	bool resynced;
 	bool probe;			/* timed out: only una goes out */

@@ -1,41 +1,60 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * How many of the requesters' packets the IP stack holds (its qdisc, and
- * the driver until it frees them), per QP and per device. A slow NIC's
- * qdisc holds 1000 packets: sixteen QPs that each send a window of 128
- * overflow it, and every packet it drops costs a go-back-N of the rest
- * of a window. So a QP that has VROCE_PACE_QP_MIN packets in the stack
- * sends more only while the device's total is below VROCE_PACE_DEV_HIGH;
- * otherwise it waits until the stack has freed half of its own, and the
- * destructor of that packet wakes it. Every QP keeps its MIN, so none
- * starves, and none needs another QP's packets to wake it.
+ * How many of the requesters' packets the IP stack holds (the netdev's
+ * qdisc, and the driver until it frees them; a batch of gso.c counts
+ * each of its packets until the stack cuts it up), per QP and per device.
+ * A slow NIC's qdisc holds 1000 skbs: sixteen QPs that each send a window
+ * of 128 packets, many of them alone, overflow it, and every packet it
+ * drops costs a go-back-N of the rest of a window. So a QP that has
+ * VROCE_PACE_QP_MIN packets in the stack sends more only while the
+ * device's total is below a quarter of the netdev's tx_queue_len (at
+ * least VROCE_PACE_DEV_MIN); otherwise it waits until the stack holds
+ * half its MIN or less, and the destructor of the packet that brings it
+ * there wakes it. Every QP keeps its MIN, so none starves, and none needs
+ * another QP's packets to wake it. A netdev without a queue of its own
+ * (veth, loopback) is not paced.
  *
  * Copyright (c) 2026 the vroce developers
  */
 #include "vroce.h"
 
 #define VROCE_PACE_QP_MIN	16
-#define VROCE_PACE_DEV_HIGH	256
+#define VROCE_PACE_DEV_MIN	64
+#define VROCE_PACE_WAITING	0	/* bit of req.pace_flags */
 
 static void vroce_pace_skb_done(struct sk_buff *skb)
 {
 	struct vroce_qp *qp = skb_shinfo(skb)->destructor_arg;
+	unsigned long *flags = &qp->req.pace_flags;
 
 	atomic_dec(&to_vdev(qp->ibqp.device)->tx_stack);
-	/* The decrement orders before the read of stack_wait. */
+	/* The decrement orders before the read of the flag. */
 	if (atomic_dec_return(&qp->req.stack) <= VROCE_PACE_QP_MIN / 2 &&
-	    READ_ONCE(qp->req.stack_wait) && xchg(&qp->req.stack_wait, false))
+	    test_bit(VROCE_PACE_WAITING, flags) &&
+	    test_and_clear_bit(VROCE_PACE_WAITING, flags))
 		vroce_tx_kick(qp);
 	vroce_qp_put(qp);
 }
 
-/* @skb, a packet of @qp's requester, counts until the stack frees it. */
+/* Whether the packets of @vdev go to a netdev with a queue to spare. */
+static bool vroce_pace_applies(const struct vroce_dev *vdev)
+{
+	return !(vdev->ndev->priv_flags & IFF_NO_QUEUE);
+}
+
+/*
+ * @skb, a packet of @qp's requester, counts until the stack frees it.
+ * Caller holds state_lock (a QP being destroyed takes no reference).
+ */
 void vroce_pace_own(struct vroce_qp *qp, struct sk_buff *skb)
 {
-	if (!refcount_inc_not_zero(&qp->ref->count))
-		return;		/* being destroyed: nothing will wait */
+	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
+
+	if (qp->closing || !vroce_pace_applies(vdev) ||
+	    !refcount_inc_not_zero(&qp->ref->count))
+		return;
 	atomic_inc(&qp->req.stack);
-	atomic_inc(&to_vdev(qp->ibqp.device)->tx_stack);
+	atomic_inc(&vdev->tx_stack);
 	skb_shinfo(skb)->destructor_arg = qp;
 	skb->destructor = vroce_pace_skb_done;
 }
@@ -47,15 +66,17 @@ void vroce_pace_own(struct vroce_qp *qp, struct sk_buff *skb)
 bool vroce_pace_wait(struct vroce_qp *qp)
 {
 	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
+	int high = max_t(int, READ_ONCE(vdev->ndev->tx_queue_len) / 4,
+			 VROCE_PACE_DEV_MIN);
 
 	if (atomic_read(&qp->req.stack) < VROCE_PACE_QP_MIN ||
-	    atomic_read(&vdev->tx_stack) < VROCE_PACE_DEV_HIGH)
+	    atomic_read(&vdev->tx_stack) < high)
 		return false;
-	WRITE_ONCE(qp->req.stack_wait, true);
+	set_bit(VROCE_PACE_WAITING, &qp->req.pace_flags);
 	/* Against the destructor: its decrement, then its read of the flag. */
-	smp_mb();
+	smp_mb__after_atomic();
 	if (atomic_read(&qp->req.stack) > VROCE_PACE_QP_MIN / 2)
 		return true;
-	WRITE_ONCE(qp->req.stack_wait, false);
+	clear_bit(VROCE_PACE_WAITING, &qp->req.pace_flags);
 	return false;
 }

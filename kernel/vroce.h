@@ -306,6 +306,7 @@ struct vroce_qp {
 	struct vroce_resp resp;		/* RC, UC */
 	bool err_pending;		/* the engine moves the QP to ERR */
 	bool dying;			/* destroy: nothing may kick the engine */
+	bool closing;			/* destroy: no packet takes a reference */
 	struct list_head bound_mws;	/* type 2 MWs bound on it; keys lock */
 	int err_event;			/* enum ib_event_type to raise, or -1 */
 };

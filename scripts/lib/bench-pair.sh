@@ -13,7 +13,15 @@
 # Both sides walk the same list of runs in the same order and number them
 # ($n); the run's number keys the messages they exchange (vm_send and
 # vm_recv): up.N (0: the server listens), done.N (the client's exit
-# status), ctr.N (the server's counter deltas).
+# status), ctr.N (the server's counter deltas and CPU time).
+#
+# CPU cost: each side reads the kernel's share of its CPU time (system,
+# irq and softirq ticks of /proc/stat) before and after each run of a
+# bandwidth row and of iperf3; B divides the sum of both sides by the
+# bytes the run moved, into "CPU seconds per GB". User time is left out:
+# perftest's clients (and SEND servers) spin on their CQ at 100% of a
+# CPU whatever the stack, while the stack's own work (copies, checksums,
+# packets, for rdma_rxe and TCP also the system calls) is kernel time.
 
 # shellcheck shell=bash
 # shellcheck disable=SC2154 # top, out, set, pattern, repeat, mtus, profile,
@@ -40,6 +48,18 @@ counters() {
 		t=$(bench_counter "$dev" retry_timeouts)
 	fi
 	echo "${r:-0} ${t:-0}"
+}
+
+# kcpu: the kernel's CPU time so far on this VM, in ticks (USER_HZ):
+# system, irq and softirq of all CPUs.
+kcpu() {
+	awk '$1 == "cpu" { print $4 + $7 + $8; exit }' /proc/stat
+}
+
+# cost_per_gb TICKS BYTES: CPU seconds per GB, or nothing.
+cost_per_gb() {
+	awk -v t="$1" -v b="$2" -v hz="$(getconf CLK_TCK)" \
+		'BEGIN { if (b > 0) printf "%.3g\n", t / hz / (b / 1e9) }'
 }
 
 # counter_delta "R0 T0" "R1 T1": "R T"
@@ -74,25 +94,29 @@ prof_stop() {
 
 # serve_run ARGS...: the server of run $n (VM A).
 serve_run() {
-	local log=/tmp/run.$n.srv up=0 crc c0 c1
+	local log=/tmp/run.$n.srv up=0 crc c0 c1 k0 k1
 	tool_setup perftest "$gid" $((20000 + n)) "$srv_ip4" "$srv_ip4" \
 		"$VROCE_PEER_IP4" "$@"
 	[ -n "${prof:-}" ] && prof_start "$prof"
 	c0=$(counters)
+	k0=$(kcpu)
 	tool_serve "$log" || up=1
 	vm_send "up.$n" "$up"
 	idle_wait "done.$n" 200 "$tool_pid"
+	k1=$(kcpu)
 	crc=$(vm_recv "done.$n" 200)
 	tool_reap "${crc:-1}" >/dev/null
 	c1=$(counters)
 	[ -n "${prof:-}" ] && prof_stop
-	vm_send "ctr.$n" "$(counter_delta "$c0" "$c1")"
+	vm_send "ctr.$n" "$(counter_delta "$c0" "$c1") $((k1 - k0))"
 }
 
 # drive_run COLUMN ARGS...: the client of run $n (VM B); prints the
-# result, then "ctr RETRANSMITS TIMEOUTS" for this side and the server's.
+# result, then "ctr RETRANSMITS TIMEOUTS" for this side and the server's,
+# then "cpu TICKS BYTES": the kernel CPU time of both sides during the
+# run, and the bytes it moved (bandwidth runs only).
 drive_run() {
-	local col=$1 log=/tmp/run.$n.cli up rc=1 c0 c1
+	local col=$1 log=/tmp/run.$n.cli up rc=1 c0 c1 k0 k1 pk bytes
 	shift
 	tool_setup perftest "$gid" $((20000 + n)) "$srv_ip4" "$srv_ip4" \
 		"$VROCE_PEER_IP4" "$@"
@@ -100,14 +124,22 @@ drive_run() {
 	c0=$(counters)
 	up=$(vm_recv "up.$n" 60)
 	if [ "$up" = 0 ]; then
+		k0=$(kcpu)
 		timeout -k 5 120 "${cli[@]}" >"$log" 2>&1
 		rc=$?
+		k1=$(kcpu)
 	fi
 	vm_send "done.$n" "$rc"
 	c1=$(counters)
 	[ -n "${prof:-}" ] && prof_stop
 	[ "$rc" = 0 ] && bench_result "$log" "$col"
-	echo "ctr $(counter_delta "$c0" "$c1") $(vm_recv "ctr.$n" 60)"
+	read -r _ _ pk < <(vm_recv "ctr.$n" 60 | tee /tmp/ctr.peer)
+	echo "ctr $(counter_delta "$c0" "$c1") $(cat /tmp/ctr.peer)"
+	# A bandwidth run's result line: #bytes #iterations ...
+	bytes=$(awk '/#bytes/ { f = 1; next }
+		f && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { print $1 * $2; exit }' "$log")
+	[ "$rc" = 0 ] && [ -n "$bytes" ] && [ -n "$pk" ] &&
+		echo "cpu $((k1 - k0 + pk)) $bytes"
 	if [ "$rc" != 0 ]; then
 		echo "run $n failed ($rc): ${cli[*]} (log: fail-$n.cli)" >&2
 		cp "$log" "${VROCE_OUT:-/tmp}/fail-$n.cli"
@@ -158,8 +190,9 @@ stack_down() {
 
 # bench_stack KIND MTU: every selected row, $repeat times, with KIND on
 # both sides. On B the results go to $out/KIND.MTU ("NAME UNIT MEDIAN
-# MIN MAX" or "NAME UNIT n/a") and, for vroce, the requester side's
-# counter deltas summed over the row's runs to $out/ctr.MTU.
+# MIN MAX" or "NAME UNIT n/a"), for bandwidth rows the CPU cost to
+# $out/cpu.KIND.MTU ("NAME MEDIAN MIN MAX") and, for vroce, the requester
+# side's counter deltas summed over the row's runs to $out/ctr.MTU.
 bench_stack() {
 	local k=$1 mtu=$2 pm name unit col req tool args ok=0 i v r t sr st psr pst
 	local -a argv
@@ -170,10 +203,12 @@ bench_stack() {
 		echo "$k: device setup failed on a side; its rows are n/a" >&2
 	: >"$out/$k.$mtu"
 	[ "$k" = vroce ] && : >"$out/ctr.$mtu"
+	: >"$out/cpu.$k.$mtu"
 	while read -r name unit col req tool args; do
 		read -ra argv <<<"$args"
 		argv=("$tool" "${argv[@]}" -m "$pm")
 		: >"$out/vals"
+		: >"$out/cvals"
 		r=0
 		t=0
 		for i in $(seq $((repeat + 1))); do
@@ -196,10 +231,14 @@ bench_stack() {
 			fi
 			drive_run "$col" "${argv[@]}" >"$out/run"
 			[ -n "$prof" ] && continue
-			v=$(grep -v '^ctr ' "$out/run")
+			v=$(grep -v -e '^ctr ' -e '^cpu ' "$out/run")
 			echo "${v:-fail}" >>"$out/vals"
-			# "ctr R T PR PT": this side's deltas, then the server's.
-			read -r _ sr st psr pst < <(grep '^ctr ' "$out/run")
+			[ "$unit" = usec ] || awk '$1 == "cpu" { print $2, $3 }' \
+				"$out/run" | { read -r c b && cost_per_gb "$c" "$b"; } \
+				>>"$out/cvals"
+			# "ctr R T PR PT PK": this side's deltas, then the
+			# server's (and its kernel CPU time).
+			read -r _ sr st psr pst _ < <(grep '^ctr ' "$out/run")
 			r=$((r + sr))
 			t=$((t + st))
 			if [ "$req" = both ]; then
@@ -211,16 +250,20 @@ bench_stack() {
 		v=$(bench_stats <"$out/vals")
 		echo "$k $name mtu $mtu: $(tr '\n' ' ' <"$out/vals")" >&2
 		echo "$name $unit ${v:-n/a}" >>"$out/$k.$mtu"
+		v=$(bench_stats <"$out/cvals")
+		[ -n "$v" ] && echo "$name $v" >>"$out/cpu.$k.$mtu"
 		[ "$k" = vroce ] && echo "$name $r $t" >>"$out/ctr.$mtu"
 	done < <(bench_select "$set" "$pattern")
 	stack_down "$k"
 }
 
 # tcp_bench MTU: iperf3 (5 s) $repeat times, then qperf udp_lat and
-# tcp_lat $repeat times; on B the results to $out/tcp.MTU.
+# tcp_lat $repeat times; on B the results to $out/tcp.MTU, and iperf3's
+# CPU cost to $out/cpu.tcp.MTU.
 tcp_bench() {
-	local mtu=$1 i rc pid v
+	local mtu=$1 i rc pid v k0 k1 pk
 	: >"$out/iperf"
+	: >"$out/tcpcpu"
 	: >"$out/udp"
 	: >"$out/tcpl"
 	for i in $(seq "$repeat"); do
@@ -229,19 +272,29 @@ tcp_bench() {
 			timeout -k 5 120 iperf3 -s -1 -B "$srv_ip4" >/dev/null 2>&1 &
 			pid=$!
 			tool_port=5201 tool_listen=tcp tool_wait_listen "$pid"
-			vm_send "up.$n" $?
+			rc=$?
+			k0=$(kcpu)
+			vm_send "up.$n" $rc
 			wait "$pid"
+			vm_send "kcpu.$n" $(($(kcpu) - k0))
 			vm_recv "done.$n" 200 >/dev/null
 			continue
 		fi
 		rc=1
+		k0=$(kcpu)
 		[ "$(vm_recv "up.$n" 60)" = 0 ] &&
 			timeout -k 5 120 iperf3 -c "$srv_ip4" -t 5 -J >"$out/iperf.json" 2>/dev/null
 		rc=$?
+		k1=$(kcpu)
 		vm_send "done.$n" "$rc"
+		pk=$(vm_recv "kcpu.$n" 60)
 		awk -F'[:,]' '/"sum_received"/ { f = 1 }
 			f && /"bits_per_second"/ { printf "%.4f\n", $2 / 1e9; exit }' \
 			"$out/iperf.json" >>"$out/iperf"
+		[ "$rc" = 0 ] && [ -n "$pk" ] && cost_per_gb $((k1 - k0 + pk)) \
+			"$(awk -F'[:,]' '/"sum_received"/ { f = 1 }
+				f && /"bytes"/ { print $2 + 0; exit }' "$out/iperf.json")" \
+			>>"$out/tcpcpu"
 	done
 	n=$((n + 1))
 	if [ "$VROCE_ROLE" = a ]; then
@@ -274,12 +327,41 @@ tcp_bench() {
 	{
 		v=$(bench_stats <"$out/iperf")
 		echo "iperf3_TCP Gb/s ${v:-n/a}"
+		v=$(bench_stats <"$out/tcpcpu")
+		[ -n "$v" ] && echo "iperf3_TCP $v" >"$out/cpu.tcp.$mtu"
 		v=$(bench_stats <"$out/udp")
 		echo "qperf_udp_lat usec ${v:-n/a}"
 		v=$(bench_stats <"$out/tcpl")
 		echo "qperf_tcp_lat usec ${v:-n/a}"
 	} >"$out/tcp.$mtu"
 	echo "TCP mtu $mtu: $(tr '\n' ' ' <"$out/tcp.$mtu")" >&2
+}
+
+# cpu_table MTU: the kernel CPU seconds per GB of each bandwidth row, both
+# VMs together, for each stack (B).
+cpu_table() {
+	local mtu=$1 name m lo hi a b
+	[ -s "$out/cpu.rxe.$mtu" ] || [ -s "$out/cpu.vroce.$mtu" ] ||
+		[ -s "$out/cpu.tcp.$mtu" ] || return 0
+	echo "Kernel CPU seconds per GB moved (system+irq+softirq, both VMs): median (min-max)"
+	printf '%-24s %-22s %-22s\n' benchmark rdma_rxe vroce
+	{
+		cat "$out/cpu.rxe.$mtu" "$out/cpu.vroce.$mtu" 2>/dev/null |
+			awk '!s[$1]++ { print $1 }'
+	} | while read -r name; do
+		a=n/a
+		b=n/a
+		read -r _ m lo hi < <(grep -m1 "^$name " "$out/cpu.rxe.$mtu")
+		[ -n "$m" ] && a=$(bench_cell "$m" "$lo" "$hi")
+		m=
+		read -r _ m lo hi < <(grep -m1 "^$name " "$out/cpu.vroce.$mtu")
+		[ -n "$m" ] && b=$(bench_cell "$m" "$lo" "$hi")
+		m=
+		printf '%-24s %-22s %-22s\n' "$name" "$a" "$b"
+	done
+	if read -r name m lo hi 2>/dev/null <"$out/cpu.tcp.$mtu"; then
+		printf '%-24s %-22s\n' "$name" "$(bench_cell "$m" "$lo" "$hi")"
+	fi
 }
 
 # table MTU: the table of one MTU (B).
@@ -326,6 +408,8 @@ done
 {
 	for mtu in $mtus; do
 		table "$mtu"
+		echo
+		cpu_table "$mtu"
 	done
 	echo
 	echo "VMs: A and B, $(nproc) vCPU and $(free -m | awk '/Mem:/ { print $2 }') MiB each, kernel $(uname -r), QEMU TCG (software emulation); A runs the servers, B the clients"

@@ -87,6 +87,55 @@ static int wait_file(const char *dir, int n)
 	return 0;
 }
 
+/*
+ * Deregisters @mr, prints "@tag returned R after N ms" for the script,
+ * and checks that it returned 0 within 5 s.
+ */
+static void dereg_quickly(struct ibv_mr *mr, const char *tag,
+			  const char *what)
+{
+	long long t0 = now_ms(), ms;
+	int ret = ibv_dereg_mr(mr);
+
+	ms = now_ms() - t0;
+	printf("%s returned %d after %lld ms\n", tag, ret, ms);
+	fflush(stdout);
+	tap_ok(ret == 0 && ms < 5000, "%s returns %d in %lld ms (< 5000)",
+	       what, ret, ms);
+}
+
+/* Whether @p[@from..@to) holds the peer's payload (0, 1, ... mod 251). */
+static int has_payload(const uint8_t *p, int from, int to)
+{
+	int ok = 1;
+
+	for (; from < to; from++)
+		ok &= p[from] == (uint8_t)(from % 251);
+	return ok;
+}
+
+/* Whether @p[@from..@to) still holds FILL. */
+static int untouched(const uint8_t *p, int from, int to)
+{
+	int ok = 1;
+
+	for (; from < to; from++)
+		ok &= p[from] == FILL;
+	return ok;
+}
+
+/* Polls @cq for up to 10 s: 1 with a completion in @wc, else 0 or < 0. */
+static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
+{
+	long long t0 = now_ms();
+	int ret;
+
+	do {
+		ret = ibv_poll_cq(cq, 1, wc);
+	} while (ret == 0 && now_ms() - t0 < 10000);
+	return ret;
+}
+
 int main(int argc, char **argv)
 {
 	union ibv_gid dgid = { .raw = { [10] = 0xff, [11] = 0xff } };
@@ -118,7 +167,7 @@ int main(int argc, char **argv)
 	struct ibv_wc wc;
 	long long t0, ms;
 	uint8_t *buf, *rbuf, *big;
-	int i, ok, ret;
+	int ret;
 
 	if (argc != 4) {
 		tap_ok(0, "usage: mr_dereg DEVICE PEER GODIR");
@@ -183,23 +232,15 @@ int main(int argc, char **argv)
 
 	if (!tap_ok(!wait_file(argv[3], 1), "the peer sent its WRITE First"))
 		return tap_done();
-	for (ok = 1, i = 0; i < FIRST; i++)
-		ok &= buf[i] == (uint8_t)(i % 251);
-	tap_ok(ok, "the WRITE First's %d bytes landed", FIRST);
+	tap_ok(has_payload(buf, 0, FIRST), "the WRITE First's %d bytes landed",
+	       FIRST);
 
-	t0 = now_ms();
-	ret = ibv_dereg_mr(mr);
-	ms = now_ms() - t0;
-	printf("dereg returned %d after %lld ms\n", ret, ms);
-	tap_ok(ret == 0 && ms < 5000,
-	       "ibv_dereg_mr with the WRITE in progress returns %d in %lld ms (< 5000)",
-	       ret, ms);
+	dereg_quickly(mr, "dereg", "ibv_dereg_mr with the WRITE in progress");
 
 	if (!tap_ok(!wait_file(argv[3], 2), "the peer sent its WRITE Middle"))
 		return tap_done();
-	for (ok = 1, i = FIRST; i < BUF_SIZE; i++)
-		ok &= buf[i] == FILL;
-	tap_ok(ok, "nothing after the WRITE First landed in the buffer");
+	tap_ok(untouched(buf, FIRST, BUF_SIZE),
+	       "nothing after the WRITE First landed in the buffer");
 
 	sge.addr = (uintptr_t)(buf + BUF_SIZE / 2);
 	sge.length = 8192;
@@ -213,9 +254,7 @@ int main(int argc, char **argv)
 	       "a SEND from a second MR, never acknowledged; its MR's dereg returns %d in %lld ms",
 	       ret, ms);
 	t0 = now_ms();
-	do {
-		ret = ibv_poll_cq(cq, 1, &wc);
-	} while (ret == 0 && now_ms() - t0 < 10000);
+	ret = poll_one(cq, &wc);
 	tap_ok(ret == 1 && wc.wr_id == 42 && wc.status == IBV_WC_LOC_PROT_ERR,
 	       "the SEND completes with IBV_WC_LOC_PROT_ERR (%d): got %d, status %d after %lld ms",
 	       IBV_WC_LOC_PROT_ERR, ret, ret == 1 ? (int)wc.status : -1,
@@ -225,45 +264,28 @@ int main(int argc, char **argv)
 
 	if (!tap_ok(!wait_file(argv[3], 3), "the peer sent its SEND First"))
 		return tap_done();
-	for (ok = 1, i = 0; i < FIRST; i++)
-		ok &= rbuf[i] == (uint8_t)(i % 251);
-	tap_ok(ok, "the SEND First's %d bytes landed", FIRST);
-	t0 = now_ms();
-	ret = ibv_dereg_mr(mr3);
-	ms = now_ms() - t0;
-	printf("dereg3 returned %d after %lld ms\n", ret, ms);
-	fflush(stdout);
-	tap_ok(ret == 0 && ms < 5000,
-	       "ibv_dereg_mr of the receive's MR, the SEND in progress, returns %d in %lld ms",
-	       ret, ms);
+	tap_ok(has_payload(rbuf, 0, FIRST), "the SEND First's %d bytes landed",
+	       FIRST);
+	dereg_quickly(mr3, "dereg3",
+		      "ibv_dereg_mr of the receive's MR, the SEND in progress,");
 	if (!tap_ok(!wait_file(argv[3], 4), "the peer sent its SEND Last"))
 		return tap_done();
-	t0 = now_ms();
-	do {
-		ret = ibv_poll_cq(cq, 1, &wc);
-	} while (ret == 0 && now_ms() - t0 < 10000);
+	ret = poll_one(cq, &wc);
 	tap_ok(ret == 1 && wc.wr_id == RECV_ID &&
 	       wc.status == IBV_WC_LOC_PROT_ERR,
 	       "the receive completes with IBV_WC_LOC_PROT_ERR (%d): got %d, wr_id %llu, status %d",
 	       IBV_WC_LOC_PROT_ERR, ret,
 	       ret == 1 ? (unsigned long long)wc.wr_id : 0ULL,
 	       ret == 1 ? (int)wc.status : -1);
-	for (ok = 1, i = FIRST; i < 4096; i++)
-		ok &= rbuf[i] == FILL;
-	tap_ok(ok, "nothing of the SEND Last landed in the buffer");
+	tap_ok(untouched(rbuf, FIRST, 4096),
+	       "nothing of the SEND Last landed in the buffer");
 	printf("read phase\n");
 	fflush(stdout);
 
 	if (!tap_ok(!wait_file(argv[3], 5), "the peer's READ is being answered"))
 		return tap_done();
-	t0 = now_ms();
-	ret = ibv_dereg_mr(mr4);
-	ms = now_ms() - t0;
-	printf("dereg4 returned %d after %lld ms\n", ret, ms);
-	fflush(stdout);
-	tap_ok(ret == 0 && ms < 5000,
-	       "ibv_dereg_mr of the MR a READ is answered from returns %d in %lld ms",
-	       ret, ms);
+	dereg_quickly(mr4, "dereg4",
+		      "ibv_dereg_mr of the MR a READ is answered from");
 	if (!tap_ok(!wait_file(argv[3], 6), "the peer saw the READ end"))
 		return tap_done();
 	ret = ibv_query_qp(qp4, &attr, IBV_QP_STATE, &init);

@@ -637,7 +637,7 @@ static int vroce_req_next(struct vroce_qp *qp, struct vroce_req_out *out)
 		req->blocked = true;
 		return VROCE_TX_WAIT;
 	}
-	if (vroce_pace_wait(qp))
+	if (vroce_pace_wait(qp, &req->stack, &req->pace_flags))
 		return VROCE_TX_WAIT;
 	out->psn = req->next_psn;
 	if (vroce_wr_is_rd_atomic(w->opcode))

@@ -291,12 +291,17 @@ static void vroce_resp_atomic_ack(struct vroce_qp *qp, struct sk_buff_head *q,
 	vroce_resp_queue(qp, &t, q);
 }
 
-/* A READ response is freed: one less in flight; wake the engine at LOW. */
+/*
+ * A READ response is freed: one less in flight; wake the engine at LOW,
+ * or when the responses waited for the stack (tx_pace.c).
+ */
 static void vroce_resp_skb_done(struct sk_buff *skb)
 {
 	struct vroce_qp *qp = skb_shinfo(skb)->destructor_arg;
+	bool wake;
 
-	if (atomic_dec_return(&qp->resp.skbs) == VROCE_RESP_SKBS_LOW)
+	if (vroce_pace_freed(qp, &qp->resp.skbs, &qp->resp.pace_flags,
+			     &wake) == VROCE_RESP_SKBS_LOW || wake)
 		vroce_tx_kick(qp);
 	vroce_qp_put(qp);
 }
@@ -345,7 +350,7 @@ static struct sk_buff *vroce_resp_read_skb(struct vroce_qp *qp,
 	*psn = t.psn;
 	if (!skb)
 		return revoked ? ERR_PTR(-EACCES) : NULL;
-	atomic_inc(&qp->resp.skbs);
+	vroce_pace_sent(qp, &qp->resp.skbs);
 	skb_shinfo(skb)->destructor_arg = qp;
 	skb->destructor = vroce_resp_skb_done;
 	return skb;
@@ -404,7 +409,8 @@ static u32 vroce_resp_fill(struct vroce_qp *qp, struct sk_buff_head *q,
 			continue;
 		}
 		if (built >= budget ||
-		    atomic_read(&resp->skbs) >= VROCE_RESP_SKBS_HIGH)
+		    atomic_read(&resp->skbs) >= VROCE_RESP_SKBS_HIGH ||
+		    vroce_pace_wait(qp, &resp->skbs, &resp->pace_flags))
 			break;
 		skb = vroce_resp_read_skb(qp, res, &psn);
 		if (IS_ERR(skb)) {
@@ -451,7 +457,8 @@ static bool vroce_resp_push(struct vroce_qp *qp, u32 budget)
 		spin_lock_bh(&resp->lock);
 		if (!budget) {
 			more = resp->res_tail != resp->res_head &&
-			       atomic_read(&resp->skbs) < VROCE_RESP_SKBS_HIGH;
+			       atomic_read(&resp->skbs) < VROCE_RESP_SKBS_HIGH &&
+			       !vroce_pace_waiting(&resp->pace_flags);
 			more |= !skb_queue_empty(&resp->later);
 			break;
 		}

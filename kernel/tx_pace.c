@@ -1,37 +1,59 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * How many of the requesters' packets the IP stack holds (the netdev's
- * qdisc, and the driver until it frees them; a batch of gso.c counts
- * each of its packets until the stack cuts it up), per QP and per device.
- * A slow NIC's qdisc holds 1000 skbs: sixteen QPs that each send a window
- * of 128 packets, many of them alone, overflow it, and every packet it
- * drops costs a go-back-N of the rest of a window. So a QP that has
- * VROCE_PACE_QP_MIN packets in the stack sends more only while the
- * device's total is below a quarter of the netdev's tx_queue_len (at
+ * How many of a device's packets the IP stack holds (the netdev's qdisc,
+ * and the driver until it frees them; a batch of gso.c counts each of its
+ * packets until the stack cuts it up), per flow and per device. A flow is
+ * a QP's requester, or its responder's READ responses. A slow NIC's
+ * qdisc holds 1000 skbs: sixteen QPs that each send a window of 128
+ * packets (or 64 READ responses), many of them alone, overflow it, and
+ * every packet it drops costs a go-back-N of the rest of a window. So a
+ * flow that has VROCE_PACE_MIN packets in the stack sends more only while
+ * the device's total is below a quarter of the netdev's tx_queue_len (at
  * least VROCE_PACE_DEV_MIN); otherwise it waits until the stack holds
  * half its MIN or less, and the destructor of the packet that brings it
- * there wakes it. Every QP keeps its MIN, so none starves, and none needs
- * another QP's packets to wake it. A netdev without a queue of its own
- * (veth, loopback) is not paced.
+ * there wakes its engine. Every flow keeps its MIN, so none starves, and
+ * none needs another flow's packets to wake it. A netdev without a queue
+ * of its own (veth, loopback) is not paced.
  *
  * Copyright (c) 2026 the vroce developers
  */
 #include "vroce.h"
 
-#define VROCE_PACE_QP_MIN	16
+#define VROCE_PACE_MIN		16
 #define VROCE_PACE_DEV_MIN	64
-#define VROCE_PACE_WAITING	0	/* bit of req.pace_flags */
+#define VROCE_PACE_WAITING	0	/* bit of a flow's flags */
+
+/*
+ * A packet of a flow (its count @count, its flags @flags) of @qp was
+ * freed: the flow's new count; *@wake if the flow waited for it.
+ */
+int vroce_pace_freed(struct vroce_qp *qp, atomic_t *count,
+		     unsigned long *flags, bool *wake)
+{
+	int n;
+
+	atomic_dec(&to_vdev(qp->ibqp.device)->tx_stack);
+	/* The decrement orders before the read of the flag. */
+	n = atomic_dec_return(count);
+	*wake = n <= VROCE_PACE_MIN / 2 && test_bit(VROCE_PACE_WAITING, flags) &&
+		test_and_clear_bit(VROCE_PACE_WAITING, flags);
+	return n;
+}
+
+/* A packet of a flow of @qp, counted in @count, is handed to the stack. */
+void vroce_pace_sent(struct vroce_qp *qp, atomic_t *count)
+{
+	atomic_inc(count);
+	atomic_inc(&to_vdev(qp->ibqp.device)->tx_stack);
+}
 
 static void vroce_pace_skb_done(struct sk_buff *skb)
 {
 	struct vroce_qp *qp = skb_shinfo(skb)->destructor_arg;
-	unsigned long *flags = &qp->req.pace_flags;
+	bool wake;
 
-	atomic_dec(&to_vdev(qp->ibqp.device)->tx_stack);
-	/* The decrement orders before the read of the flag. */
-	if (atomic_dec_return(&qp->req.stack) <= VROCE_PACE_QP_MIN / 2 &&
-	    test_bit(VROCE_PACE_WAITING, flags) &&
-	    test_and_clear_bit(VROCE_PACE_WAITING, flags))
+	vroce_pace_freed(qp, &qp->req.stack, &qp->req.pace_flags, &wake);
+	if (wake)
 		vroce_tx_kick(qp);
 	vroce_qp_put(qp);
 }
@@ -48,35 +70,40 @@ static bool vroce_pace_applies(const struct vroce_dev *vdev)
  */
 void vroce_pace_own(struct vroce_qp *qp, struct sk_buff *skb)
 {
-	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
-
-	if (qp->closing || !vroce_pace_applies(vdev) ||
+	if (qp->closing || !vroce_pace_applies(to_vdev(qp->ibqp.device)) ||
 	    !refcount_inc_not_zero(&qp->ref->count))
 		return;
-	atomic_inc(&qp->req.stack);
-	atomic_inc(&vdev->tx_stack);
+	vroce_pace_sent(qp, &qp->req.stack);
 	skb_shinfo(skb)->destructor_arg = qp;
 	skb->destructor = vroce_pace_skb_done;
 }
 
 /*
- * Whether @qp must let the stack free some of its packets before it
- * sends the next; if so, the stack's freeing of them wakes the engine.
+ * Whether a flow of @qp (@count, @flags) must let the stack free some of
+ * its packets before it sends the next; if so, the stack's freeing of
+ * them wakes the engine.
  */
-bool vroce_pace_wait(struct vroce_qp *qp)
+bool vroce_pace_wait(struct vroce_qp *qp, atomic_t *count,
+		     unsigned long *flags)
 {
 	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
 	int high = max_t(int, READ_ONCE(vdev->ndev->tx_queue_len) / 4,
 			 VROCE_PACE_DEV_MIN);
 
-	if (atomic_read(&qp->req.stack) < VROCE_PACE_QP_MIN ||
-	    atomic_read(&vdev->tx_stack) < high)
+	if (atomic_read(count) < VROCE_PACE_MIN ||
+	    atomic_read(&vdev->tx_stack) < high || !vroce_pace_applies(vdev))
 		return false;
-	set_bit(VROCE_PACE_WAITING, &qp->req.pace_flags);
+	set_bit(VROCE_PACE_WAITING, flags);
 	/* Against the destructor: its decrement, then its read of the flag. */
 	smp_mb__after_atomic();
-	if (atomic_read(&qp->req.stack) > VROCE_PACE_QP_MIN / 2)
+	if (atomic_read(count) > VROCE_PACE_MIN / 2)
 		return true;
-	clear_bit(VROCE_PACE_WAITING, &qp->req.pace_flags);
+	clear_bit(VROCE_PACE_WAITING, flags);
 	return false;
+}
+
+/* Whether a flow (@flags) waits for the stack. */
+bool vroce_pace_waiting(const unsigned long *flags)
+{
+	return test_bit(VROCE_PACE_WAITING, flags);
 }

@@ -544,7 +544,12 @@ void vroce_xmit_list(struct vroce_dev *vdev, struct sk_buff_head *q,
 		     const struct vroce_path *p);
 void vroce_qp_xmit_batch(struct vroce_qp *qp, struct sk_buff *skb);
 void vroce_pace_own(struct vroce_qp *qp, struct sk_buff *skb);
-bool vroce_pace_wait(struct vroce_qp *qp);
+void vroce_pace_sent(struct vroce_qp *qp, atomic_t *count);
+int vroce_pace_freed(struct vroce_qp *qp, atomic_t *count,
+		     unsigned long *flags, bool *wake);
+bool vroce_pace_wait(struct vroce_qp *qp, atomic_t *count,
+		     unsigned long *flags);
+bool vroce_pace_waiting(const unsigned long *flags);
 void vroce_qp_xmit_flush(struct vroce_qp *qp);
 
 /* local.c: packets between QPs of this device, never built */

@@ -13,7 +13,8 @@
  * all built at once: the READ is kept as a resource with a cursor, and
  * its responses go out a budget at a time (a first few from the receive
  * softirq, the rest from the QP's send engine), with a bound on those in
- * flight below the netdev. Answers that come after an unsent READ
+ * flight below the netdev, and paced by what the device has there
+ * (tx_pace.c). Answers that come after an unsent READ
  * response in PSN order wait behind it.
  *
  * Copyright (c) 2026 the vroce developers
@@ -42,7 +43,8 @@ enum vroce_verdict {
 /*
  * READ responses of a QP in flight below the netdev (sent, not freed):
  * no more are built at VROCE_RESP_SKBS_HIGH, and the engine is woken when
- * they drop to VROCE_RESP_SKBS_LOW.
+ * they drop to VROCE_RESP_SKBS_LOW; or, paced (tx_pace.c), at half of
+ * the pacing minimum.
  */
 #define VROCE_RESP_SKBS_HIGH	64
 #define VROCE_RESP_SKBS_LOW	32
@@ -301,7 +303,10 @@ static void vroce_resp_skb_done(struct sk_buff *skb)
 	bool wake;
 
 	if (vroce_pace_freed(qp, &qp->resp.skbs, &qp->resp.pace_flags,
-			     &wake) == VROCE_RESP_SKBS_LOW || wake)
+			     &wake) == VROCE_RESP_SKBS_LOW &&
+	    !vroce_pace_waiting(&qp->resp.pace_flags))
+		wake = true;
+	if (wake)
 		vroce_tx_kick(qp);
 	vroce_qp_put(qp);
 }

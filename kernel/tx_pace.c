@@ -91,8 +91,12 @@ bool vroce_pace_wait(struct vroce_qp *qp, atomic_t *count,
 			 VROCE_PACE_DEV_MIN);
 
 	if (atomic_read(count) < VROCE_PACE_MIN ||
-	    atomic_read(&vdev->tx_stack) < high || !vroce_pace_applies(vdev))
+	    atomic_read(&vdev->tx_stack) < high || !vroce_pace_applies(vdev)) {
+		/* Room again: a wait decided earlier is over. */
+		if (test_bit(VROCE_PACE_WAITING, flags))
+			clear_bit(VROCE_PACE_WAITING, flags);
 		return false;
+	}
 	set_bit(VROCE_PACE_WAITING, flags);
 	/* Against the destructor: its decrement, then its read of the flag. */
 	smp_mb__after_atomic();

@@ -63,7 +63,7 @@ struct vroce_dev {
 	atomic_t n_mw;
 	atomic_t n_ah;
 	atomic_t n_srq;
-	atomic_t tx_stack;		/* requester packets the stack holds */
+	atomic_t tx_stack;		/* packets the stack holds (tx_pace.c) */
 	atomic_t next_cqn;
 	atomic_t next_srqn;
 	struct xarray keys;		/* key index -> vroce_mr or vroce_mw */

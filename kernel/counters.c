@@ -24,6 +24,7 @@ static const struct rdma_stat_desc vroce_counter_descs[] = {
 	[VROCE_CNT_RD_ATOMIC_OVER] = { .name = "rd_atomic_exceeded" },
 	[VROCE_CNT_TX_BATCHES] = { .name = "tx_batches" },
 	[VROCE_CNT_TX_LOCAL] = { .name = "tx_local" },
+	[VROCE_CNT_RX_GRO_PACKETS] = { .name = "rx_gro_packets" },
 };
 
 static_assert(ARRAY_SIZE(vroce_counter_descs) == VROCE_CNT_MAX);

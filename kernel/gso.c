@@ -10,14 +10,17 @@
  * every packet.
  *
  * Every packet keeps its own BTH and ICRC. The ICRC covers the IP and UDP
- * headers, so it is computed before the batch is formed, over the headers
- * each segment will carry: its lengths and, for IPv4, its IP ID, which
- * segmentation numbers on from the first. The first packet is the GSO
- * skb's head, the others hang from its frag_list; each is a linear skb
- * with room in front of its BTH, which its segment reuses for its headers
- * without a copy (the skb gives up its header with
- * __skb_header_release()). Packets with page fragments, a local peer, and
- * a stretch of one go out one by one as before.
+ * headers, so each packet gets its own complete headers before the batch
+ * is formed: its lengths and, for IPv4, its IP ID, which segmentation
+ * numbers on from the first. The first packet is the GSO skb's head, the
+ * others hang from its frag_list, each a linear skb with its headers in
+ * front of its BTH. The batch is a frag_list GSO skb (SKB_GSO_FRAGLIST),
+ * so the stack takes it apart along that list, puts the MAC header in
+ * front of each packet and leaves the rest as it is: like every RoCE
+ * packet vroce sends, each keeps a UDP checksum of 0 (the ICRC protects
+ * it), so neither end spends a pass over the data on one. Packets with
+ * page fragments, a local peer, and a stretch of one go out one by one as
+ * before.
  *
  * Copyright (c) 2026 the vroce developers
  */
@@ -55,12 +58,13 @@ static bool vroce_gso_joins(const struct sk_buff_head *q,
 }
 
 /*
- * Computes the ICRC of @skb (BTH onward, ICRC slot at the end) as the
- * @k-th segment of a batch whose head @head has its headers in place.
+ * Gives @skb (BTH onward, ICRC slot at the end) the headers of the @k-th
+ * packet of a batch whose first packet @head has its headers in place,
+ * and its ICRC. Its data stays at the BTH; its headers are in front.
  */
-static int vroce_gso_member_icrc(struct sk_buff *skb,
-				 const struct sk_buff *head, bool ipv4,
-				 unsigned int k)
+static int vroce_gso_member_headers(struct sk_buff *skb,
+				    const struct sk_buff *head, bool ipv4,
+				    unsigned int k)
 {
 	unsigned int nh = skb_transport_offset(head);
 	unsigned int hlen = nh + sizeof(struct udphdr);
@@ -68,18 +72,21 @@ static int vroce_gso_member_icrc(struct sk_buff *skb,
 	int err;
 
 	skb_put_zero(skb, VROCE_ICRC_LEN);
-	if (skb_headroom(skb) < hlen)
+	if (skb_headroom(skb) < hlen + LL_RESERVED_SPACE(head->dev))
 		return -EINVAL;
 	memcpy(__skb_push(skb, hlen), head->data, hlen);
-	uh = (struct udphdr *)(skb->data + nh);
+	skb_reset_network_header(skb);
+	skb_set_transport_header(skb, nh);
+	uh = udp_hdr(skb);
 	uh->len = htons(skb->len - nh);
 	if (ipv4) {
-		struct iphdr *iph = (struct iphdr *)skb->data;
+		struct iphdr *iph = ip_hdr(skb);
 
 		iph->tot_len = htons(skb->len);
 		iph->id = htons(ntohs(iph->id) + k);
+		ip_send_check(iph);
 	} else {
-		((struct ipv6hdr *)skb->data)->payload_len =
+		ipv6_hdr(skb)->payload_len =
 			htons(skb->len - sizeof(struct ipv6hdr));
 	}
 	err = vroce_icrc_generate(skb->data, skb->len);
@@ -89,13 +96,11 @@ static int vroce_gso_member_icrc(struct sk_buff *skb,
 
 /* Makes @head, headers and ICRC in place, the GSO skb of the batch. */
 static void vroce_gso_seal(struct sk_buff *head, struct sk_buff *list,
-			   unsigned int n, const struct vroce_path *p)
+			   unsigned int n)
 {
 	unsigned int seg = head->len - skb_transport_offset(head) -
 			   sizeof(struct udphdr);
 	struct sk_buff *skb;
-	struct udphdr *uh;
-	u32 ulen;
 
 	skb_shinfo(head)->frag_list = list;
 	for (skb = list; skb; skb = skb->next) {
@@ -103,30 +108,10 @@ static void vroce_gso_seal(struct sk_buff *head, struct sk_buff *list,
 		head->data_len += skb->len;
 		head->truesize += skb->truesize;
 	}
-	uh = udp_hdr(head);
-	ulen = head->len - skb_transport_offset(head);
-	uh->len = htons(ulen);
-	/* As UDP's own GSO: the checksum is the stack's to finish. */
-	if (p->ipv4)
-		uh->check = ~csum_tcpudp_magic(p->sip4, p->dip4, ulen,
-					       IPPROTO_UDP, 0);
-	else
-		uh->check = ~csum_ipv6_magic(&p->sgid, &p->dgid, ulen,
-					     IPPROTO_UDP, 0);
-	head->ip_summed = CHECKSUM_PARTIAL;
-	head->csum_start = skb_transport_header(head) - head->head;
-	head->csum_offset = offsetof(struct udphdr, check);
+	/* The UDP checksum stays 0, in every packet of the batch. */
+	head->ip_summed = CHECKSUM_UNNECESSARY;
 	skb_shinfo(head)->gso_size = seg;
-	/*
-	 * DODGY: only a device that has GSO_ROBUST besides UDP GSO and
-	 * frag_list support may take the batch whole; for every other the
-	 * stack cuts it in software before it reaches the driver. A NIC
-	 * that cut it itself might number the IPv4 IDs otherwise than the
-	 * ICRCs assume, and a virtual device (veth, lo) would carry it
-	 * whole into another namespace, where a READ response's destructor
-	 * on a member would wait for the whole batch to be freed.
-	 */
-	skb_shinfo(head)->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_DODGY;
+	skb_shinfo(head)->gso_type = SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
 	skb_shinfo(head)->gso_segs = n;
 }
 
@@ -150,11 +135,10 @@ static void vroce_gso_xmit(struct vroce_dev *vdev, struct sk_buff *head,
 	while ((skb = __skb_dequeue(rest))) {
 		*tail = skb;
 		tail = &skb->next;
-		if (vroce_gso_member_icrc(skb, head, p->ipv4, ++k))
+		if (vroce_gso_member_headers(skb, head, p->ipv4, ++k))
 			goto drop;
-		__skb_header_release(skb);
 	}
-	vroce_gso_seal(head, list, n, p);
+	vroce_gso_seal(head, list, n);
 	vroce_count(vdev, VROCE_CNT_TX_BATCHES, 1);
 	vroce_net_out(head, p);
 	return;

@@ -39,6 +39,7 @@ static struct socket *vroce_udp_open(bool ipv6)
 	struct socket *sock;
 	int err;
 
+	vroce_gro_setup(&tnl);
 	err = udp_sock_create(&init_net, &cfg, &sock);
 	if (err)
 		return ERR_PTR(err);

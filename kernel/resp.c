@@ -299,9 +299,11 @@ static void vroce_resp_atomic_ack(struct vroce_qp *qp, struct sk_buff_head *q,
  */
 static void vroce_resp_skb_done(struct sk_buff *skb)
 {
-	struct vroce_qp *qp = skb_shinfo(skb)->destructor_arg;
+	struct vroce_qp *qp = vroce_pace_take(skb);
 	bool wake;
 
+	if (!qp)
+		return;
 	if (vroce_pace_freed(qp, &qp->resp.skbs, &qp->resp.pace_flags,
 			     &wake) == VROCE_RESP_SKBS_LOW &&
 	    !vroce_pace_waiting(&qp->resp.pace_flags))

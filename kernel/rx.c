@@ -341,16 +341,32 @@ drop:
 	vroce_count(vdev, VROCE_CNT_RX_DROPPED, 1);
 }
 
-/* encap_rcv of our UDP sockets: 0 means the skb is ours now. */
+/*
+ * encap_rcv of our UDP sockets: 0 means the skb is ours now. It may be a
+ * chain of packets from GRO (gro.c), taken apart here.
+ */
 int vroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 {
 	struct vroce_dev *vdev = vroce_dev_get_by_netdev(skb->dev);
+
+	struct sk_buff *segs;
 
 	if (!vdev) {
 		kfree_skb(skb);
 		return 0;
 	}
-	vroce_rx_packet(vdev, skb, false);
+	segs = vroce_gro_split(skb);
+	if (IS_ERR(segs)) {
+		vroce_count(vdev, VROCE_CNT_RX_DROPPED, 1);
+	} else {
+		if (segs)
+			vroce_count(vdev, VROCE_CNT_RX_GRO_PACKETS, 1);
+		vroce_rx_packet(vdev, skb, false);
+		while ((skb = vroce_gro_next(vdev, &segs))) {
+			vroce_count(vdev, VROCE_CNT_RX_GRO_PACKETS, 1);
+			vroce_rx_packet(vdev, skb, false);
+		}
+	}
 	ib_device_put(&vdev->ibdev);
 	return 0;
 }

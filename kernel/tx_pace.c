@@ -47,11 +47,24 @@ void vroce_pace_sent(struct vroce_qp *qp, atomic_t *count)
 	atomic_inc(&to_vdev(qp->ibqp.device)->tx_stack);
 }
 
+/*
+ * The QP a paced packet counts for, taken from it: NULL the second time.
+ * skb_segment_list(), which cuts up a batch of gso.c, runs the destructor
+ * of each packet of the batch but the first and leaves it set on the
+ * packet it sends on, so the driver's free calls it again.
+ */
+struct vroce_qp *vroce_pace_take(struct sk_buff *skb)
+{
+	return xchg(&skb_shinfo(skb)->destructor_arg, NULL);
+}
+
 static void vroce_pace_skb_done(struct sk_buff *skb)
 {
-	struct vroce_qp *qp = skb_shinfo(skb)->destructor_arg;
+	struct vroce_qp *qp = vroce_pace_take(skb);
 	bool wake;
 
+	if (!qp)
+		return;
 	vroce_pace_freed(qp, &qp->req.stack, &qp->req.pace_flags, &wake);
 	if (wake)
 		vroce_tx_kick(qp);

@@ -43,6 +43,7 @@ enum vroce_counter {
 	VROCE_CNT_RD_ATOMIC_OVER,
 	VROCE_CNT_TX_BATCHES,
 	VROCE_CNT_TX_LOCAL,
+	VROCE_CNT_RX_GRO_PACKETS,
 	VROCE_CNT_MAX
 };
 
@@ -543,6 +544,7 @@ void vroce_qp_xmit_queue(struct vroce_qp *qp, struct sk_buff_head *q);
 void vroce_xmit_list(struct vroce_dev *vdev, struct sk_buff_head *q,
 		     const struct vroce_path *p);
 void vroce_qp_xmit_batch(struct vroce_qp *qp, struct sk_buff *skb);
+struct vroce_qp *vroce_pace_take(struct sk_buff *skb);
 void vroce_pace_own(struct vroce_qp *qp, struct sk_buff *skb);
 void vroce_pace_sent(struct vroce_qp *qp, atomic_t *count);
 int vroce_pace_freed(struct vroce_qp *qp, atomic_t *count,
@@ -601,6 +603,12 @@ int vroce_net_xmit(struct vroce_dev *vdev, struct sk_buff *skb,
 
 /* rx.c: the receive path */
 int vroce_udp_recv(struct sock *sk, struct sk_buff *skb);
+
+/* gro.c */
+struct udp_tunnel_sock_cfg;
+void vroce_gro_setup(struct udp_tunnel_sock_cfg *cfg);
+struct sk_buff *vroce_gro_split(struct sk_buff *skb);
+struct sk_buff *vroce_gro_next(struct vroce_dev *vdev, struct sk_buff **segs);
 int vroce_rx_local(struct vroce_dev *vdev, struct sk_buff *skb);
 void vroce_rx_local_pkt(struct vroce_dev *vdev, const struct vroce_path *from,
 			const struct vroce_local_pkt *lp);

@@ -17,8 +17,9 @@
 # timing test.
 #
 # The side that sends the data must also have sent it in batches of
-# packets (the tx_batches counter, kernel/gso.c), the fast path of the
-# wire.
+# packets (the tx_batches counter, kernel/gso.c), and the side that
+# receives it must have taken some of it in GRO chains (rx_gro_packets,
+# kernel/gro.c): the fast paths of the wire.
 #
 # The QPs' retransmit timeout is perftest's -u 18 (about 1 s) rather than
 # its default 14 (67 ms). A missing acknowledgement still shows: the
@@ -96,6 +97,8 @@ checked_run() {
 	# The side that sends the data batches it (gso.c): the client of a
 	# SEND or WRITE, the server of a READ. The harness's virtio-net has
 	# no scatter-gather, so every payload is copied and may be batched.
+	# The side that receives it chains packets that arrive in one NAPI
+	# poll (gro.c); rdma_rxe's packets too.
 	local sender=$server
 	[ "$tool" = ib_read_bw ] || sender=$(other_side "$server")
 	if [ "$sender" = "$VROCE_ROLE" ]; then
@@ -103,6 +106,11 @@ checked_run() {
 		after=$(counter /tmp/wire.after tx_batches)
 		[ "${after:-0}" -gt "${before:-0}" ]
 		tap_result $? "$what, ${server^^} serves: $dev sent its data in batches (tx_batches ${before:-?} -> ${after:-?})"
+	else
+		before=$(counter /tmp/wire.before rx_gro_packets)
+		after=$(counter /tmp/wire.after rx_gro_packets)
+		[ "${after:-0}" -gt "${before:-0}" ]
+		tap_result $? "$what, ${server^^} serves: $dev received data in GRO chains (rx_gro_packets ${before:-?} -> ${after:-?})"
 	fi
 }
 

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Batched receive: GRO for RoCE, the mirror of gso.c. The UDP tunnel GRO
+ * hook of our port 4791 sockets chains the RC and UC packets of one flow
+ * (same addresses and UDP ports) that arrive in one NAPI poll behind the
+ * first: routing, netfilter, the UDP socket lookup and the call into
+ * rx.c then run once per chain instead of once per packet. A packet is
+ * never changed: each chained skb keeps its own IP and UDP headers in
+ * front of its BTH, so rx.c cuts the chain apart again and checks every
+ * packet as it came off the wire, ICRC included. Only the first packet's
+ * IP and UDP length fields, which GRO rewrites to the chain's length, are
+ * put back.
+ *
+ * The chain follows the rules of the kernel's own frag_list GRO: packets
+ * of one length, the last of a chain may be shorter; a packet of the flow
+ * that cannot join flushes the chain before it, so no packet overtakes
+ * another of its flow. Only packets for a local address are chained, so a
+ * host that forwards RoCE never sends a chain on.
+ *
+ * Copyright (c) 2026 the vroce developers
+ */
+#include <linux/inetdevice.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/gro.h>
+#include <net/ip.h>
+#include <net/ipv6_stubs.h>
+#include <net/udp_tunnel.h>
+
+#include "vroce.h"
+#include "core/opcode.h"
+#include "core/roce.h"
+
+/* At most this many packets in a chain. */
+#define VROCE_GRO_MAX_SEGS	64
+
+static bool vroce_gro_on = true;
+module_param_named(gro, vroce_gro_on, bool, 0644);
+MODULE_PARM_DESC(gro, "Chain received RC/UC packets of one flow in GRO (default 1)");
+
+/*
+ * @h: the packet from its network header to its BTH. It is RC or UC and
+ * without a UDP checksum, which a chain could not keep.
+ */
+static bool vroce_gro_wanted(struct sk_buff *skb, const u8 *h, u32 off)
+{
+	const struct udphdr *uh = (const struct udphdr *)(h + off) - 1;
+	const struct vroce_opcode_info *op = vroce_opcode_info(h[off]);
+
+	if (!READ_ONCE(vroce_gro_on) || NAPI_GRO_CB(skb)->flush ||
+	    skb->sk || skb->destructor || uh->check || !op)
+		return false;
+	return op->transport == VROCE_TRANSPORT_RC ||
+	       op->transport == VROCE_TRANSPORT_UC;
+}
+
+/*
+ * @p, held by GRO, is of the flow of @skb (headers @h, BTH at @off):
+ * same addresses and UDP ports. GRO's own same_flow also tells packets
+ * with a UDP checksum from those without; a packet must not overtake a
+ * held one of its flow for that either.
+ */
+static bool vroce_gro_flow(struct sk_buff *p, struct sk_buff *skb,
+			   const u8 *h, u32 off)
+{
+	const u8 *a = p->data;
+	u32 ports = off - sizeof(struct udphdr);
+
+	if (NAPI_GRO_CB(p)->same_flow)
+		return true;
+	if (p->dev != skb->dev || (a[0] ^ h[0]) & 0xf0 ||
+	    memcmp(a + ports, h + ports, 4))
+		return false;
+	if ((h[0] >> 4) == 4)
+		return !memcmp(a + offsetof(struct iphdr, saddr),
+			       h + offsetof(struct iphdr, saddr), 8);
+	return !memcmp(a + offsetof(struct ipv6hdr, saddr),
+		       h + offsetof(struct ipv6hdr, saddr), 32);
+}
+
+/* The packet is for an address of this host, not one we route. */
+static bool vroce_gro_for_us(struct sk_buff *skb)
+{
+	struct net *net = dev_net(skb->dev);
+
+	if (ip_hdr(skb)->version == 4)
+		return inet_addr_type_dev_table(net, skb->dev,
+						ip_hdr(skb)->daddr) ==
+		       RTN_LOCAL;
+	if (!ipv6_stub->ipv6_dev_find)
+		return false;
+	return ipv6_stub->ipv6_dev_find(net, &ipv6_hdr(skb)->daddr,
+					skb->dev) != NULL;
+}
+
+/* @skb may join the chain @p. */
+static bool vroce_gro_fits(struct sk_buff *p, struct sk_buff *skb)
+{
+	u32 len = skb_gro_len(skb);
+
+	if (NAPI_GRO_CB(p)->flush || len > skb_shinfo(p)->gso_size)
+		return false;
+	if (NAPI_GRO_CB(p)->count >= VROCE_GRO_MAX_SEGS ||
+	    p->len + len >= GRO_LEGACY_MAX_SIZE)
+		return false;
+	return NAPI_GRO_CB(p)->count > 1 || vroce_gro_for_us(p);
+}
+
+/* Chains @skb, its data from the BTH on, behind the packets of @p. */
+static void vroce_gro_chain(struct sk_buff *p, struct sk_buff *skb)
+{
+	struct sk_buff *last = NAPI_GRO_CB(p)->last;
+
+	__skb_pull(skb, skb_gro_offset(skb));
+	if (last == p)
+		skb_shinfo(p)->frag_list = skb;
+	else
+		last->next = skb;
+	NAPI_GRO_CB(p)->last = skb;
+	NAPI_GRO_CB(p)->count++;
+	p->data_len += skb->len;
+	p->len += skb->len;
+	p->truesize += skb->truesize;
+	NAPI_GRO_CB(skb)->same_flow = 1;
+}
+
+/*
+ * The gro_receive of our sockets, called with skb's GRO offset at the
+ * BTH. Returns the chain to complete now, if any; a NULL return with
+ * same_flow unset lets GRO hold @skb as the start of a new chain.
+ */
+static struct sk_buff *vroce_gro_receive(struct sock *sk,
+					 struct list_head *head,
+					 struct sk_buff *skb)
+{
+	u32 off = skb_gro_offset(skb);
+	struct sk_buff *p, *flow = NULL;
+	const u8 *h;
+
+	h = skb_gro_header(skb, off + VROCE_BTH_LEN, 0);
+	if (!h)
+		goto flush;
+	list_for_each_entry(p, head, list) {
+		if (vroce_gro_flow(p, skb, h, off)) {
+			flow = p;
+			break;
+		}
+	}
+	if (!vroce_gro_wanted(skb, h, off))
+		goto flush;
+	if (!flow)
+		return NULL;
+	if (!vroce_gro_fits(flow, skb))
+		return flow;
+	if (!pskb_may_pull(skb, off))
+		goto flush;
+	vroce_gro_chain(flow, skb);
+	/* A shorter packet ends a chain. */
+	if (skb->len < skb_shinfo(flow)->gso_size)
+		return flow;
+	return NULL;
+flush:
+	NAPI_GRO_CB(skb)->flush = 1;
+	return flow;
+}
+
+/* Nothing to set up: rx.c takes the chain apart (vroce_gro_split()). */
+static int vroce_gro_complete(struct sock *sk, struct sk_buff *skb, int nhoff)
+{
+	return 0;
+}
+
+void vroce_gro_setup(struct udp_tunnel_sock_cfg *cfg)
+{
+	cfg->gro_receive = vroce_gro_receive;
+	cfg->gro_complete = vroce_gro_complete;
+}
+
+/* @skb, data at its UDP header, is a chain vroce_gro_receive() made. */
+static bool vroce_gro_is_chain(struct sk_buff *skb)
+{
+	return skb_has_frag_list(skb) && skb_is_gso(skb) &&
+	       (skb_shinfo(skb)->gso_type & SKB_GSO_UDP_TUNNEL);
+}
+
+/* Gives the first packet of a chain its own IP and UDP lengths back. */
+static void vroce_gro_fix_lengths(struct sk_buff *skb)
+{
+	u32 hdr = skb->data - skb_network_header(skb);
+	struct iphdr *iph = ip_hdr(skb);
+	__be16 len;
+
+	udp_hdr(skb)->len = htons(skb->len);
+	if (iph->version == 4) {
+		len = htons(skb->len + hdr);
+		csum_replace2(&iph->check, iph->tot_len, len);
+		iph->tot_len = len;
+	} else {
+		ipv6_hdr(skb)->payload_len =
+			htons(skb->len + hdr - sizeof(struct ipv6hdr));
+	}
+}
+
+/*
+ * Cuts a chain apart: @skb is left as its first packet, and the others
+ * are returned as a list linked by ->next, each with data at its own UDP
+ * header. Anything else is returned as is, with an empty list. On error
+ * (no memory) @skb is freed and ERR_PTR(-ENOMEM) returned.
+ */
+struct sk_buff *vroce_gro_split(struct sk_buff *skb)
+{
+	struct sk_buff *segs, *seg;
+	u32 rest = 0, truesize = 0;
+
+	if (!vroce_gro_is_chain(skb))
+		return NULL;
+	/* Someone (a packet tap) shares it: make ours private. */
+	if (skb_unclone(skb, GFP_ATOMIC)) {
+		kfree_skb(skb);
+		return ERR_PTR(-ENOMEM);
+	}
+	segs = skb_shinfo(skb)->frag_list;
+	for (seg = segs; seg; seg = seg->next) {
+		rest += seg->len;
+		truesize += seg->truesize;
+	}
+	if (rest > skb->data_len || skb->len - rest < sizeof(struct udphdr))
+		return NULL;	/* not ours after all: rx.c drops it */
+	skb_shinfo(skb)->frag_list = NULL;
+	skb->len -= rest;
+	skb->data_len -= rest;
+	skb->truesize -= min(truesize, skb->truesize);
+	skb_gso_reset(skb);
+	skb->encapsulation = 0;
+	vroce_gro_fix_lengths(skb);
+	return segs;
+}
+
+/*
+ * The next packet of a list vroce_gro_split() returned, with its data at
+ * its UDP header, or NULL at the end. *@segs moves on.
+ */
+struct sk_buff *vroce_gro_next(struct vroce_dev *vdev, struct sk_buff **segs)
+{
+	struct sk_buff *seg;
+
+	while ((seg = *segs)) {
+		*segs = seg->next;
+		seg->next = NULL;
+		/* Shared with a packet tap: read from a clone of our own. */
+		seg = skb_share_check(seg, GFP_ATOMIC);
+		if (!seg) {
+			vroce_count(vdev, VROCE_CNT_RX_DROPPED, 1);
+			continue;
+		}
+		__skb_push(seg, sizeof(struct udphdr));
+		return seg;
+	}
+	return NULL;
+}

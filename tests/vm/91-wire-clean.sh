@@ -5,7 +5,7 @@
 # A clean wire needs no recovery: perftest's ib_send_bw, ib_write_bw and
 # ib_read_bw with 64 KiB and 1 MiB messages between two VMs with nothing
 # between them (no netem), each once with B serving and once with A
-# serving, so both sides are requester and responder in turn, and between
+# serving (over IPv4; WRITE and READ at 64 KiB over IPv6 too), so both sides are requester and responder in turn, and between
 # two vroce sides ib_write_bw and ib_read_bw with 16 QPs at once. Every run
 # must pass, and on each vroce side the counters retransmits and
 # retry_timeouts must not move at all during it (the 16-QP runs excepted:
@@ -68,13 +68,14 @@ other_side() {
 { max_retransmits=0; max_retry_timeouts=0; }
 
 # checked_run SERVER TOOL SIZE ITERS [ARGS...]: one perftest run over IPv4
-# (with ARGS) with the counters of a vroce side read before and after it.
+# (IPv6 if $fam is 6) with ARGS, with the counters of a vroce side read
+# before and after it.
 checked_run() {
 	local server=$1 tool=$2 size=$3 iters=$4 name before after moved='' d
 	shift 4
-	local what="$tool -s $size${*:+ $*}"
+	local what="IPv${fam:-4} $tool -s $size${*:+ $*}"
 	[ "$kind" = vroce ] && counters /tmp/wire.before
-	pair_run "$server" 4 perftest "$tool" -s "$size" -n "$iters" \
+	pair_run "$server" "${fam:-4}" perftest "$tool" -s "$size" -n "$iters" \
 		-u 18 --report_gbits "$@"
 	[ "$kind" = vroce ] || return 0
 	counters /tmp/wire.after
@@ -121,6 +122,9 @@ for server in b a; do
 		checked_run "$server" "$tool" 1048576 20
 	done
 done
+# IPv6 too: GRO and the batches take another header there.
+fam=6 checked_run b ib_write_bw 65536 200
+fam=6 checked_run a ib_read_bw 65536 200
 # Sixteen QPs at once send more than the sender's qdisc holds (1000
 # packets) unless the requesters, and the responders' READ responses,
 # pace themselves by what the stack holds (kernel/tx_pace.c): each packet

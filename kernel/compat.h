@@ -11,6 +11,7 @@
 
 #include <linux/mm.h>
 #include <linux/version.h>
+#include <net/gro.h>
 #include <rdma/uverbs_ioctl.h>
 
 /*
@@ -44,6 +45,22 @@ static inline void vroce_vm_flags_set(struct vm_area_struct *vma,
 				      vm_flags_t flags)
 {
 	vm_flags_set(vma, flags);
+}
+#endif
+
+/*
+ * Since 6.10, GRO keeps the offset of the (outer) IP header it found in
+ * its control block instead of setting the skb's network header.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+static inline u32 vroce_gro_network_offset(const struct sk_buff *skb)
+{
+	return NAPI_GRO_CB(skb)->network_offsets[0];
+}
+#else
+static inline u32 vroce_gro_network_offset(const struct sk_buff *skb)
+{
+	return skb_network_offset(skb);
 }
 #endif
 

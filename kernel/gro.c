@@ -12,10 +12,12 @@
  * put back.
  *
  * The chain follows the rules of the kernel's own frag_list GRO: packets
- * of one length, the last of a chain may be shorter; a packet of the flow
- * that cannot join flushes the chain before it, so no packet overtakes
- * another of its flow. Only packets for a local address are chained, so a
- * host that forwards RoCE never sends a chain on.
+ * of one length (the last may be shorter), plain IPv4 or IPv6 headers
+ * with one TOS and TTL, no UDP checksum; a packet of the flow that cannot
+ * join flushes the chain before it, so no packet overtakes another of its
+ * flow. Only packets for a local address are chained, and a chain is a
+ * frag_list GSO skb like the kernel's, so whatever else it reaches (a
+ * bridge, a redirect, another socket) takes it apart into the packets.
  *
  * Copyright (c) 2026 the vroce developers
  */
@@ -28,6 +30,7 @@
 #include <net/ipv6_stubs.h>
 #include <net/udp_tunnel.h>
 
+#include "compat.h"
 #include "vroce.h"
 #include "core/opcode.h"
 #include "core/roce.h"
@@ -39,64 +42,101 @@ static bool vroce_gro_on = true;
 module_param_named(gro, vroce_gro_on, bool, 0644);
 MODULE_PARM_DESC(gro, "Chain received RC/UC packets of one flow in GRO (default 1)");
 
-/*
- * @h: the packet from its network header to its BTH. It is RC or UC and
- * without a UDP checksum, which a chain could not keep.
- */
-static bool vroce_gro_wanted(struct sk_buff *skb, const u8 *h, u32 off)
+/* Where GRO found @skb's (outer) IP header: its offset from skb->data. */
+static u32 vroce_gro_nhoff(const struct sk_buff *skb)
 {
-	const struct udphdr *uh = (const struct udphdr *)(h + off) - 1;
-	const struct vroce_opcode_info *op = vroce_opcode_info(h[off]);
+	return vroce_gro_network_offset(skb);
+}
+
+/*
+ * The IP header at @ip (BTH at @bth bytes from it) is IPv4 without
+ * options or IPv6 without extension headers, and carries UDP.
+ */
+static bool vroce_gro_plain_ip(const u8 *ip, u32 bth)
+{
+	if (ip[0] == 0x45)
+		return bth == sizeof(struct iphdr) + sizeof(struct udphdr) &&
+		       ip[offsetof(struct iphdr, protocol)] == IPPROTO_UDP;
+	return (ip[0] >> 4) == 6 &&
+	       bth == sizeof(struct ipv6hdr) + sizeof(struct udphdr) &&
+	       ip[offsetof(struct ipv6hdr, nexthdr)] == IPPROTO_UDP;
+}
+
+/*
+ * @skb, its IP header at @ip and BTH at @bth bytes from it, is a packet
+ * a chain can take: RC or UC, plain IP, a UDP length that is the
+ * packet's, no UDP checksum (a chain could not keep one).
+ */
+static bool vroce_gro_wanted(struct sk_buff *skb, const u8 *ip, u32 bth)
+{
+	const struct udphdr *uh = (const struct udphdr *)(ip + bth) - 1;
+	const struct vroce_opcode_info *op = vroce_opcode_info(ip[bth]);
 
 	if (!READ_ONCE(vroce_gro_on) || NAPI_GRO_CB(skb)->flush ||
-	    skb->sk || skb->destructor || uh->check || !op)
+	    skb->sk || skb->destructor || !op || uh->check ||
+	    ntohs(uh->len) != skb_gro_len(skb) + sizeof(*uh) ||
+	    !vroce_gro_plain_ip(ip, bth))
 		return false;
 	return op->transport == VROCE_TRANSPORT_RC ||
 	       op->transport == VROCE_TRANSPORT_UC;
 }
 
 /*
- * @p, held by GRO, is of the flow of @skb (headers @h, BTH at @off):
- * same addresses and UDP ports. GRO's own same_flow also tells packets
- * with a UDP checksum from those without; a packet must not overtake a
- * held one of its flow for that either.
+ * @p, held by GRO but not of @skb's flow to GRO, has its addresses and
+ * UDP ports all the same (IP header at @ip, BTH @bth bytes after it). GRO
+ * tells packets with a UDP checksum from those without, so such a @p is
+ * a packet of the same flow, which @skb must not overtake; it is only
+ * ever completed early, never chained to.
  */
-static bool vroce_gro_flow(struct sk_buff *p, struct sk_buff *skb,
-			   const u8 *h, u32 off)
+static bool vroce_gro_same_ports(struct sk_buff *p, struct sk_buff *skb,
+				 const u8 *ip, u32 bth)
 {
-	const u8 *a = p->data;
-	u32 ports = off - sizeof(struct udphdr);
+	u32 nh = vroce_gro_nhoff(p);
+	const u8 *ip2 = p->data + nh;
 
-	if (NAPI_GRO_CB(p)->same_flow)
-		return true;
-	if (p->dev != skb->dev || (a[0] ^ h[0]) & 0xf0 ||
-	    memcmp(a + ports, h + ports, 4))
+	if (p->dev != skb->dev || p->protocol != skb->protocol ||
+	    skb_vlan_tag_present(p) != skb_vlan_tag_present(skb) ||
+	    p->vlan_proto != skb->vlan_proto || p->vlan_tci != skb->vlan_tci ||
+	    skb_headlen(p) < nh + bth ||
+	    !vroce_gro_plain_ip(ip2, bth))
 		return false;
-	if ((h[0] >> 4) == 4)
-		return !memcmp(a + offsetof(struct iphdr, saddr),
-			       h + offsetof(struct iphdr, saddr), 8);
-	return !memcmp(a + offsetof(struct ipv6hdr, saddr),
-		       h + offsetof(struct ipv6hdr, saddr), 32);
+	if (ip2[0] != ip[0] ||
+	    memcmp(ip2 + bth - sizeof(struct udphdr),
+		   ip + bth - sizeof(struct udphdr), 4))
+		return false;
+	if (ip[0] == 0x45)
+		return !memcmp(ip2 + offsetof(struct iphdr, saddr),
+			       ip + offsetof(struct iphdr, saddr), 8);
+	return !memcmp(ip2 + offsetof(struct ipv6hdr, saddr),
+		       ip + offsetof(struct ipv6hdr, saddr), 32);
 }
 
 /* The packet is for an address of this host, not one we route. */
-static bool vroce_gro_for_us(struct sk_buff *skb)
+static bool vroce_gro_for_us(struct sk_buff *p)
 {
-	struct net *net = dev_net(skb->dev);
+	const u8 *ip = p->data + vroce_gro_nhoff(p);
+	struct net *net = dev_net(p->dev);
 
-	if (ip_hdr(skb)->version == 4)
-		return inet_addr_type_dev_table(net, skb->dev,
-						ip_hdr(skb)->daddr) ==
+	if (ip[0] == 0x45)
+		return inet_addr_type_dev_table(net, p->dev,
+						((const struct iphdr *)ip)->daddr) ==
 		       RTN_LOCAL;
 	if (!ipv6_stub->ipv6_dev_find)
 		return false;
-	return ipv6_stub->ipv6_dev_find(net, &ipv6_hdr(skb)->daddr,
-					skb->dev) != NULL;
+	return ipv6_stub->ipv6_dev_find(net,
+					&((const struct ipv6hdr *)ip)->daddr,
+					p->dev) != NULL;
 }
 
-/* @skb may join the chain @p. */
-static bool vroce_gro_fits(struct sk_buff *p, struct sk_buff *skb)
+/*
+ * @skb (IP header at @ip) may join the chain @p, of its flow to GRO: no
+ * longer than its packets, the same TOS/traffic class and TTL/hop limit,
+ * and room left.
+ */
+static bool vroce_gro_fits(struct sk_buff *p, struct sk_buff *skb,
+			   const u8 *ip)
 {
+	const u8 *ip2 = p->data + vroce_gro_nhoff(p);
 	u32 len = skb_gro_len(skb);
 
 	if (NAPI_GRO_CB(p)->flush || len > skb_shinfo(p)->gso_size)
@@ -104,14 +144,22 @@ static bool vroce_gro_fits(struct sk_buff *p, struct sk_buff *skb)
 	if (NAPI_GRO_CB(p)->count >= VROCE_GRO_MAX_SEGS ||
 	    p->len + len >= GRO_LEGACY_MAX_SIZE)
 		return false;
+	if (ip[0] == 0x45 ? ip[1] != ip2[1] || ip[8] != ip2[8] :
+			    ip[0] != ip2[0] || ip[7] != ip2[7] ||
+			    (ip[1] & 0xf0) != (ip2[1] & 0xf0))
+		return false;
 	return NAPI_GRO_CB(p)->count > 1 || vroce_gro_for_us(p);
 }
 
-/* Chains @skb, its data from the BTH on, behind the packets of @p. */
-static void vroce_gro_chain(struct sk_buff *p, struct sk_buff *skb)
+/*
+ * Chains @skb, its data from the BTH on, behind the packets of @p; its
+ * network header stays on its own IP header.
+ */
+static void vroce_gro_chain(struct sk_buff *p, struct sk_buff *skb, u32 nh)
 {
 	struct sk_buff *last = NAPI_GRO_CB(p)->last;
 
+	skb_set_network_header(skb, nh);
 	__skb_pull(skb, skb_gro_offset(skb));
 	if (last == p)
 		skb_shinfo(p)->frag_list = skb;
@@ -134,28 +182,32 @@ static struct sk_buff *vroce_gro_receive(struct sock *sk,
 					 struct list_head *head,
 					 struct sk_buff *skb)
 {
-	u32 off = skb_gro_offset(skb);
+	u32 off = skb_gro_offset(skb), nh = vroce_gro_nhoff(skb), bth;
 	struct sk_buff *p, *flow = NULL;
-	const u8 *h;
+	const u8 *h, *ip;
+	bool same = false;
 
 	h = skb_gro_header(skb, off + VROCE_BTH_LEN, 0);
-	if (!h)
+	if (!h || nh >= off)
 		goto flush;
+	ip = h + nh;
+	bth = off - nh;
 	list_for_each_entry(p, head, list) {
-		if (vroce_gro_flow(p, skb, h, off)) {
+		same = NAPI_GRO_CB(p)->same_flow;
+		if (same || vroce_gro_same_ports(p, skb, ip, bth)) {
 			flow = p;
 			break;
 		}
 	}
-	if (!vroce_gro_wanted(skb, h, off))
+	if (!vroce_gro_wanted(skb, ip, bth))
 		goto flush;
 	if (!flow)
 		return NULL;
-	if (!vroce_gro_fits(flow, skb))
+	if (!same || !vroce_gro_fits(flow, skb, ip))
 		return flow;
 	if (!pskb_may_pull(skb, off))
 		goto flush;
-	vroce_gro_chain(flow, skb);
+	vroce_gro_chain(flow, skb, nh);
 	/* A shorter packet ends a chain. */
 	if (skb->len < skb_shinfo(flow)->gso_size)
 		return flow;
@@ -165,9 +217,21 @@ flush:
 	return flow;
 }
 
-/* Nothing to set up: rx.c takes the chain apart (vroce_gro_split()). */
+/*
+ * Makes a chain a frag_list GSO skb whose packets each keep their own
+ * headers (UDP_L4 | FRAGLIST), as the kernel's own frag_list GRO does, so
+ * that anything else it reaches (a bridge, a redirect, another socket)
+ * takes it apart into the same packets; UDP_TUNNEL lets our socket, an
+ * encap socket that accepts such skbs (vroce_gro_setup()), take it whole.
+ */
 static int vroce_gro_complete(struct sock *sk, struct sk_buff *skb, int nhoff)
 {
+	skb_shinfo(skb)->gso_type |= SKB_GSO_UDP_L4 | SKB_GSO_FRAGLIST;
+	skb_shinfo(skb)->gso_segs = NAPI_GRO_CB(skb)->count;
+	skb->encapsulation = 0;
+	/* No UDP checksum in any of its packets. */
+	skb->ip_summed = CHECKSUM_UNNECESSARY;
+	skb->csum_level = 0;
 	return 0;
 }
 
@@ -177,11 +241,19 @@ void vroce_gro_setup(struct udp_tunnel_sock_cfg *cfg)
 	cfg->gro_complete = vroce_gro_complete;
 }
 
-/* @skb, data at its UDP header, is a chain vroce_gro_receive() made. */
+/* Our socket takes chains whole (vroce_gro_complete()). */
+void vroce_gro_accept(struct sock *sk)
+{
+	udp_allow_gso(sk);
+}
+
+/* @skb, data at its UDP header, is a chain vroce_gro_complete() made. */
 static bool vroce_gro_is_chain(struct sk_buff *skb)
 {
+	u32 type = SKB_GSO_UDP_TUNNEL | SKB_GSO_FRAGLIST;
+
 	return skb_has_frag_list(skb) && skb_is_gso(skb) &&
-	       (skb_shinfo(skb)->gso_type & SKB_GSO_UDP_TUNNEL);
+	       (skb_shinfo(skb)->gso_type & type) == type;
 }
 
 /* Gives the first packet of a chain its own IP and UDP lengths back. */

@@ -138,6 +138,8 @@ static void vroce_gso_xmit(struct vroce_dev *vdev, struct sk_buff *head,
 		if (vroce_gso_member_headers(skb, head, p->ipv4, ++k))
 			goto drop;
 	}
+	if (!vroce_pace_batch(head, list))
+		goto drop;
 	vroce_gso_seal(head, list, n);
 	vroce_count(vdev, VROCE_CNT_TX_BATCHES, 1);
 	vroce_net_out(head, p);

@@ -44,6 +44,7 @@ static struct socket *vroce_udp_open(bool ipv6)
 	if (err)
 		return ERR_PTR(err);
 	setup_udp_tunnel_sock(&init_net, sock, &tnl);
+	vroce_gro_accept(sock->sk);
 	return sock;
 }
 

@@ -2,7 +2,7 @@
 /*
  * How many of a device's packets the IP stack holds (the netdev's qdisc,
  * and the driver until it frees them; a batch of gso.c counts each of its
- * packets until the stack cuts it up), per flow and per device. A flow is
+ * packets until the stack frees its first), per flow and per device. A flow is
  * a QP's requester, or its responder's READ responses. A slow NIC's
  * qdisc holds 1000 skbs: sixteen QPs that each send a window of 128
  * packets (or 64 READ responses), many of them alone, overflow it, and
@@ -51,11 +51,69 @@ void vroce_pace_sent(struct vroce_qp *qp, atomic_t *count)
  * The QP a paced packet counts for, taken from it: NULL the second time.
  * skb_segment_list(), which cuts up a batch of gso.c, runs the destructor
  * of each packet of the batch but the first and leaves it set on the
- * packet it sends on, so the driver's free calls it again.
+ * packet it sends on, so the driver's free would call it again (batches
+ * carry their count on the first packet, vroce_pace_batch(); this is a
+ * second guard).
  */
 struct vroce_qp *vroce_pace_take(struct sk_buff *skb)
 {
 	return xchg(&skb_shinfo(skb)->destructor_arg, NULL);
+}
+
+/* The packets of a batch (gso.c), counted on its first. */
+struct vroce_pace_batch {
+	struct vroce_qp *qp;
+	void (*done)(struct sk_buff *skb);	/* one packet's destructor */
+	unsigned int n;
+};
+
+static void vroce_pace_batch_done(struct sk_buff *skb)
+{
+	struct vroce_pace_batch *b = xchg(&skb_shinfo(skb)->destructor_arg,
+					  NULL);
+
+	if (!b)
+		return;
+	while (b->n--) {
+		skb_shinfo(skb)->destructor_arg = b->qp;
+		b->done(skb);
+	}
+	kfree(b);
+}
+
+/*
+ * Moves what the packets of @list count for their flow (each its
+ * destructor and QP reference) onto the batch's first packet @head, so
+ * that the batch counts until @head is freed and the others carry no
+ * destructor: a veth or bridge may hand a batch whole to another network
+ * namespace, where nothing would free them for long. False, and nothing
+ * changed, without the memory for it.
+ */
+bool vroce_pace_batch(struct sk_buff *head, struct sk_buff *list)
+{
+	struct vroce_qp *qp = skb_shinfo(head)->destructor_arg;
+	struct vroce_pace_batch *b;
+	struct sk_buff *skb;
+
+	if (!head->destructor)
+		return true;
+	b = kmalloc(sizeof(*b), GFP_ATOMIC);
+	if (!b)
+		return false;
+	b->qp = qp;
+	b->done = head->destructor;
+	b->n = 1;
+	for (skb = list; skb; skb = skb->next) {
+		if (skb->destructor != b->done ||
+		    skb_shinfo(skb)->destructor_arg != qp)
+			continue;
+		skb->destructor = NULL;
+		skb_shinfo(skb)->destructor_arg = NULL;
+		b->n++;
+	}
+	skb_shinfo(head)->destructor_arg = b;
+	head->destructor = vroce_pace_batch_done;
+	return true;
 }
 
 static void vroce_pace_skb_done(struct sk_buff *skb)

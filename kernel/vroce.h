@@ -545,6 +545,7 @@ void vroce_xmit_list(struct vroce_dev *vdev, struct sk_buff_head *q,
 		     const struct vroce_path *p);
 void vroce_qp_xmit_batch(struct vroce_qp *qp, struct sk_buff *skb);
 struct vroce_qp *vroce_pace_take(struct sk_buff *skb);
+bool vroce_pace_batch(struct sk_buff *head, struct sk_buff *list);
 void vroce_pace_own(struct vroce_qp *qp, struct sk_buff *skb);
 void vroce_pace_sent(struct vroce_qp *qp, atomic_t *count);
 int vroce_pace_freed(struct vroce_qp *qp, atomic_t *count,
@@ -607,6 +608,7 @@ int vroce_udp_recv(struct sock *sk, struct sk_buff *skb);
 /* gro.c */
 struct udp_tunnel_sock_cfg;
 void vroce_gro_setup(struct udp_tunnel_sock_cfg *cfg);
+void vroce_gro_accept(struct sock *sk);
 struct sk_buff *vroce_gro_split(struct sk_buff *skb);
 struct sk_buff *vroce_gro_next(struct vroce_dev *vdev, struct sk_buff **segs);
 int vroce_rx_local(struct vroce_dev *vdev, struct sk_buff *skb);

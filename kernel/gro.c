@@ -13,11 +13,12 @@
  *
  * The chain follows the rules of the kernel's own frag_list GRO: packets
  * of one length (the last may be shorter), plain IPv4 or IPv6 headers
- * with one TOS and TTL, no UDP checksum; a packet of the flow that cannot
- * join flushes the chain before it, so no packet overtakes another of its
- * flow. Only packets for a local address are chained, and a chain is a
- * frag_list GSO skb like the kernel's, so whatever else it reaches (a
- * bridge, a redirect, another socket) takes it apart into the packets.
+ * with one TOS and TTL and, for IPv4, consecutive IDs, no UDP checksum;
+ * a packet of the flow that cannot join flushes the chain before it, so
+ * no packet overtakes another of its flow. Only packets for a local
+ * address are chained, and a chain is a frag_list GSO skb like the
+ * kernel's, so whatever else it reaches (a bridge, a redirect, another
+ * socket) takes it apart into the same packets.
  *
  * Copyright (c) 2026 the vroce developers
  */
@@ -129,9 +130,22 @@ static bool vroce_gro_for_us(struct sk_buff *p)
 }
 
 /*
+ * The IPv4 ID at @ip is the one after the last of chain @p (first header
+ * @ip2): if the chain is ever cut up in software, the stack numbers the
+ * packets on from the first, and the ICRC covers the ID.
+ */
+static bool vroce_gro_next_id(struct sk_buff *p, const u8 *ip, const u8 *ip2)
+{
+	u16 id = ntohs(((const struct iphdr *)ip)->id);
+	u16 first = ntohs(((const struct iphdr *)ip2)->id);
+
+	return id == (u16)(first + NAPI_GRO_CB(p)->count);
+}
+
+/*
  * @skb (IP header at @ip) may join the chain @p, of its flow to GRO: no
  * longer than its packets, the same TOS/traffic class and TTL/hop limit,
- * and room left.
+ * for IPv4 the next IP ID, and room left.
  */
 static bool vroce_gro_fits(struct sk_buff *p, struct sk_buff *skb,
 			   const u8 *ip)
@@ -144,7 +158,8 @@ static bool vroce_gro_fits(struct sk_buff *p, struct sk_buff *skb,
 	if (NAPI_GRO_CB(p)->count >= VROCE_GRO_MAX_SEGS ||
 	    p->len + len >= GRO_LEGACY_MAX_SIZE)
 		return false;
-	if (ip[0] == 0x45 ? ip[1] != ip2[1] || ip[8] != ip2[8] :
+	if (ip[0] == 0x45 ? ip[1] != ip2[1] || ip[8] != ip2[8] ||
+			    !vroce_gro_next_id(p, ip, ip2) :
 			    ip[0] != ip2[0] || ip[7] != ip2[7] ||
 			    (ip[1] & 0xf0) != (ip2[1] & 0xf0))
 		return false;

@@ -49,7 +49,9 @@ static bool vroce_gso_joins(const struct sk_buff_head *q,
 {
 	const struct sk_buff *next;
 
+	/* One flow's packets: all of them paced alike, or none. */
 	if (skb_is_nonlinear(skb) || skb->len > head->len ||
+	    skb->destructor != head->destructor ||
 	    n >= VROCE_GSO_MAX_SEGS ||
 	    bytes + skb->len + VROCE_ICRC_LEN > VROCE_GSO_MAX_BYTES)
 		return false;
@@ -138,8 +140,7 @@ static void vroce_gso_xmit(struct vroce_dev *vdev, struct sk_buff *head,
 		if (vroce_gso_member_headers(skb, head, p->ipv4, ++k))
 			goto drop;
 	}
-	if (!vroce_pace_batch(head, list))
-		goto drop;
+	vroce_pace_batch(head, list);
 	vroce_gso_seal(head, list, n);
 	vroce_count(vdev, VROCE_CNT_TX_BATCHES, 1);
 	vroce_net_out(head, p);

@@ -86,20 +86,20 @@ static void vroce_pace_batch_done(struct sk_buff *skb)
  * destructor and QP reference) onto the batch's first packet @head, so
  * that the batch counts until @head is freed and the others carry no
  * destructor: a veth or bridge may hand a batch whole to another network
- * namespace, where nothing would free them for long. False, and nothing
- * changed, without the memory for it.
+ * namespace, where nothing would free them for long. Without the memory
+ * for it, each packet keeps its own (vroce_pace_take() guards those).
  */
-bool vroce_pace_batch(struct sk_buff *head, struct sk_buff *list)
+void vroce_pace_batch(struct sk_buff *head, struct sk_buff *list)
 {
 	struct vroce_qp *qp = skb_shinfo(head)->destructor_arg;
 	struct vroce_pace_batch *b;
 	struct sk_buff *skb;
 
 	if (!head->destructor)
-		return true;
+		return;
 	b = kmalloc(sizeof(*b), GFP_ATOMIC);
 	if (!b)
-		return false;
+		return;
 	b->qp = qp;
 	b->done = head->destructor;
 	b->n = 1;
@@ -113,7 +113,6 @@ bool vroce_pace_batch(struct sk_buff *head, struct sk_buff *list)
 	}
 	skb_shinfo(head)->destructor_arg = b;
 	head->destructor = vroce_pace_batch_done;
-	return true;
 }
 
 static void vroce_pace_skb_done(struct sk_buff *skb)

@@ -545,7 +545,7 @@ void vroce_xmit_list(struct vroce_dev *vdev, struct sk_buff_head *q,
 		     const struct vroce_path *p);
 void vroce_qp_xmit_batch(struct vroce_qp *qp, struct sk_buff *skb);
 struct vroce_qp *vroce_pace_take(struct sk_buff *skb);
-bool vroce_pace_batch(struct sk_buff *head, struct sk_buff *list);
+void vroce_pace_batch(struct sk_buff *head, struct sk_buff *list);
 void vroce_pace_own(struct vroce_qp *qp, struct sk_buff *skb);
 void vroce_pace_sent(struct vroce_qp *qp, atomic_t *count);
 int vroce_pace_freed(struct vroce_qp *qp, atomic_t *count,

@@ -25,7 +25,7 @@ KDIR ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1)
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all deps module ktest user unit provider-tests progs install check demo bench \
+.PHONY: all deps module ktest user unit provider-tests progs install check demo bench soak \
 	check-unit check-vm check-debug fuzz clean
 
 all: module ktest user unit provider-tests progs
@@ -101,6 +101,9 @@ demo: all
 
 bench: all
 	scripts/bench
+
+soak: all
+	scripts/soak
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean

@@ -388,14 +388,18 @@ static bool vroce_comp_progress(struct vroce_qp *qp, u32 old_una,
 	return kick;
 }
 
-/* A response packet for @qp, an RC QP (ICRC and headers checked). */
-void vroce_comp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
+/*
+ * A response packet for @qp, an RC QP (ICRC and headers checked): false
+ * if it was dropped unused (no request outstanding, or a PSN outside
+ * those sent and not yet acknowledged).
+ */
+bool vroce_comp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		   const u8 *bth)
 {
 	struct vroce_req *req = &qp->req;
 	u32 psn = pkt->bth.psn;
 	u32 old_una, old_tail, old_next_psn;
-	bool kick = false;
+	bool kick = false, used = false;
 
 	spin_lock_bh(&req->lock);
 	if (req->failed || vroce_req_idle(qp))
@@ -404,6 +408,7 @@ void vroce_comp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 	if (vroce_psn_diff(psn, req->una) < -1 ||
 	    !vroce_psn_before(psn, req->psn_hi))
 		goto out;
+	used = true;
 	old_una = req->una;
 	old_tail = req->tail;
 	old_next_psn = req->next_psn;
@@ -418,4 +423,5 @@ out:
 	spin_unlock_bh(&req->lock);
 	if (kick)
 		vroce_tx_kick(qp);
+	return used;
 }

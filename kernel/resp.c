@@ -946,7 +946,11 @@ static void vroce_resp_error(struct vroce_qp *qp, enum vroce_verdict v,
 	vroce_qp_error(qp, event);
 }
 
-static void vroce_resp_rc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
+/*
+ * An RC request: true if it was executed, or answered as a duplicate;
+ * false if it was dropped (out of sequence, refused, or an RNR).
+ */
+static bool vroce_resp_rc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 			  const u8 *bth, struct sk_buff_head *q)
 {
 	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
@@ -963,13 +967,13 @@ static void vroce_resp_rc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 				       vroce_aeth_syn_nak(VROCE_NAK_PSN_SEQ_ERR),
 				       resp->epsn);
 		}
-		return;
+		return false;
 	}
 	if (d < 0) {
 		v = vroce_resp_duplicate(qp, pkt, bth, q);
 		if (v != VROCE_RESP_OK)
 			vroce_resp_error(qp, v, pkt->bth.psn, q);
-		return;
+		return v == VROCE_RESP_OK;
 	}
 	resp->nak_sent = false;
 	v = vroce_resp_execute(qp, pkt, bth, q);
@@ -978,7 +982,7 @@ static void vroce_resp_rc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		if (pkt->bth.ackreq &&
 		    (vroce_kind(pkt) & (VROCE_OPF_SEND | VROCE_OPF_WRITE)))
 			vroce_resp_ack_later(qp, pkt->bth.psn);
-		break;
+		return true;
 	case VROCE_RESP_RNR:
 		vroce_count(vdev, VROCE_CNT_RNR_NAK_SENT, 1);
 		vroce_resp_ack(qp, q,
@@ -991,10 +995,14 @@ static void vroce_resp_rc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		vroce_resp_error(qp, v, pkt->bth.psn, q);
 		break;
 	}
+	return false;
 }
 
-/* UC: no answers; a gap or an error drops the message in progress. */
-static void vroce_resp_uc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
+/*
+ * UC: no answers; a gap or an error drops the message in progress. True
+ * if the packet was executed.
+ */
+static bool vroce_resp_uc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 			  const u8 *bth, struct sk_buff_head *q)
 {
 	struct vroce_resp *resp = &qp->resp;
@@ -1004,33 +1012,38 @@ static void vroce_resp_uc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		vroce_resp_abort(qp);
 		resp->epsn = vroce_psn_add(pkt->bth.psn, 1);
 		if (pos != VROCE_POS_FIRST && pos != VROCE_POS_ONLY)
-			return;
+			return false;
 		resp->epsn = pkt->bth.psn;
 	}
 	if (vroce_resp_execute(qp, pkt, bth, q) != VROCE_RESP_OK) {
 		vroce_resp_abort(qp);
 		resp->epsn = vroce_psn_add(pkt->bth.psn, 1);
+		return false;
 	}
+	return true;
 }
 
-/* A request packet for @qp, an RC or UC QP (ICRC and headers checked). */
-void vroce_resp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
+/*
+ * A request packet for @qp, an RC or UC QP (ICRC and headers checked):
+ * true if it was used, false if it was dropped (rx.c counts which).
+ */
+bool vroce_resp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		   const u8 *bth)
 {
 	/* What the state lets us use is set before it (vroce_qp_set_state). */
 	int state = smp_load_acquire(&qp->attrs.state);
 	struct sk_buff_head q;
-	bool push;
+	bool push, used = false;
 
 	if (state < IB_QPS_RTR || state == IB_QPS_ERR)
-		return;
+		return false;
 	__skb_queue_head_init(&q);
 	spin_lock_bh(&qp->resp.lock);
 	if (!qp->resp.failed) {
 		if (qp->ibqp.qp_type == IB_QPT_RC)
-			vroce_resp_rc(qp, pkt, bth, &q);
+			used = vroce_resp_rc(qp, pkt, bth, &q);
 		else
-			vroce_resp_uc(qp, pkt, bth, &q);
+			used = vroce_resp_uc(qp, pkt, bth, &q);
 	}
 	/* READ responses or answers behind them, and nobody sending. */
 	push = vroce_resp_busy(&qp->resp) && !qp->resp.tx_owner;
@@ -1039,4 +1052,5 @@ void vroce_resp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 	/* A first few responses now; the send engine does the rest. */
 	if (push && vroce_resp_push(qp, VROCE_RESP_RX_BUDGET))
 		vroce_tx_kick(qp);
+	return used;
 }

@@ -100,7 +100,11 @@ static void vroce_grh(struct sk_buff *skb, u8 *grh, u8 *net_type)
 	}
 }
 
-static void vroce_rx_ud(struct vroce_qp *qp, struct sk_buff *skb,
+/*
+ * A UD SEND: false if it was dropped (a wrong Q_Key, a state that does not
+ * receive, no receive WQE), true if it completed a receive WQE.
+ */
+static bool vroce_rx_ud(struct vroce_qp *qp, struct sk_buff *skb,
 			const struct vroce_pkt *pkt, const u8 *bth)
 {
 	struct vroce_sge sge[VROCE_MAX_SGE];
@@ -115,12 +119,12 @@ static void vroce_rx_ud(struct vroce_qp *qp, struct sk_buff *skb,
 	if (vroce_deth_parse(&deth, vroce_pkt_hdr(pkt, bth, VROCE_HDR_DETH),
 			     VROCE_DETH_LEN) < 0 ||
 	    deth.qkey != qp->attrs.qkey)
-		return;
+		return false;
 	if (qp->attrs.state < IB_QPS_RTR || qp->attrs.state > IB_QPS_SQD)
-		return;
+		return false;
 	/* UD has no RNR: without a receive WQE the packet is dropped. */
 	if (vroce_take_recv(qp, &wqe, sge) <= 0)
-		return;
+		return false;
 
 	cqe.wr_id = wqe.wr_id;
 	cqe.opcode = IB_WC_RECV;
@@ -150,6 +154,7 @@ static void vroce_rx_ud(struct vroce_qp *qp, struct sk_buff *skb,
 	}
 	vroce_cq_add(to_vcq(qp->ibqp.recv_cq), &cqe,
 		     pkt->bth.se || cqe.status);
+	return true;
 }
 
 /* A packet from IPv4 address @saddr4 or IPv6 @saddr6 is from @qp's peer. */
@@ -187,27 +192,46 @@ static bool vroce_rx_transport_ok(struct vroce_qp *qp,
 	}
 }
 
-/* A request goes to the responder, a response to the completer. */
-static void vroce_rx_connected(struct vroce_qp *qp, const struct vroce_pkt *pkt,
+/*
+ * A request goes to the responder, a response to the completer; true if
+ * the one it went to used it.
+ */
+static bool vroce_rx_connected(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 			       const u8 *bth)
 {
 	if (pkt->op->flags & VROCE_OPF_REQ)
-		vroce_resp_rx(qp, pkt, bth);
-	else if (pkt->op->flags & VROCE_OPF_RESP)
-		vroce_comp_rx(qp, pkt, bth);
+		return vroce_resp_rx(qp, pkt, bth);
+	if (pkt->op->flags & VROCE_OPF_RESP)
+		return vroce_comp_rx(qp, pkt, bth);
+	return false;
 }
 
-static void vroce_rx_deliver(struct vroce_qp *qp, struct sk_buff *skb,
+/* The packet goes to @qp: true if it was used, false if dropped. */
+static bool vroce_rx_deliver(struct vroce_qp *qp, struct sk_buff *skb,
 			     const struct vroce_pkt *pkt, const u8 *bth)
 {
 	if (qp->ibqp.qp_type == IB_QPT_GSI || qp->ibqp.qp_type == IB_QPT_UD) {
 		if (pkt->bth.opcode == VROCE_OP_UD_SEND_ONLY ||
 		    pkt->bth.opcode == VROCE_OP_UD_SEND_ONLY_IMM)
-			vroce_rx_ud(qp, skb, pkt, bth);
+			return vroce_rx_ud(qp, skb, pkt, bth);
+		return false;
+	}
+	return vroce_rx_transport_ok(qp, pkt) && vroce_rx_from_peer(qp, skb) &&
+	       vroce_rx_connected(qp, pkt, bth);
+}
+
+/*
+ * Every received packet counts once: in rx_packets (and its payload in
+ * rx_bytes) if a QP used it, in rx_dropped if not.
+ */
+static void vroce_rx_count(struct vroce_dev *vdev, bool used, u32 paylen)
+{
+	if (!used) {
+		vroce_count(vdev, VROCE_CNT_RX_DROPPED, 1);
 		return;
 	}
-	if (vroce_rx_transport_ok(qp, pkt) && vroce_rx_from_peer(qp, skb))
-		vroce_rx_connected(qp, pkt, bth);
+	vroce_count(vdev, VROCE_CNT_RX_PACKETS, 1);
+	vroce_count(vdev, VROCE_CNT_RX_BYTES, paylen);
 }
 
 /*
@@ -272,6 +296,7 @@ static int vroce_rx_packet(struct vroce_dev *vdev, struct sk_buff *skb,
 	struct vroce_pkt *pkt = &rx.pkt;
 	struct vroce_qp *qp;
 	const u8 *bth;
+	bool used;
 
 	if (!vroce_rx_pull(skb))
 		goto drop;
@@ -291,10 +316,9 @@ static int vroce_rx_packet(struct vroce_dev *vdev, struct sk_buff *skb,
 		vroce_qp_put(qp);
 		goto drop;
 	}
-	vroce_count(vdev, VROCE_CNT_RX_PACKETS, 1);
-	vroce_count(vdev, VROCE_CNT_RX_BYTES, pkt->paylen);
-	vroce_rx_deliver(qp, skb, pkt, bth);
+	used = vroce_rx_deliver(qp, skb, pkt, bth);
 	vroce_qp_put(qp);
+	vroce_rx_count(vdev, used, pkt->paylen);
 	kfree_skb(skb);
 	return 0;
 drop:
@@ -320,6 +344,7 @@ void vroce_rx_local_pkt(struct vroce_dev *vdev, const struct vroce_path *from,
 	u32 len = lp->hdr_len + lp->paylen + vroce_pad_len(lp->paylen) +
 		  VROCE_ICRC_LEN;
 	struct vroce_qp *qp;
+	bool used = false;
 
 	if (vroce_pkt_parse(&rx.pkt, lp->hdr, len) < 0)
 		goto drop;
@@ -330,12 +355,11 @@ void vroce_rx_local_pkt(struct vroce_dev *vdev, const struct vroce_path *from,
 		vroce_qp_put(qp);
 		goto drop;
 	}
-	vroce_count(vdev, VROCE_CNT_RX_PACKETS, 1);
-	vroce_count(vdev, VROCE_CNT_RX_BYTES, rx.pkt.paylen);
 	if (vroce_rx_transport_ok(qp, &rx.pkt) &&
 	    vroce_rx_from_addr(qp, from->ipv4, from->sip4, &from->sgid))
-		vroce_rx_connected(qp, &rx.pkt, lp->hdr);
+		used = vroce_rx_connected(qp, &rx.pkt, lp->hdr);
 	vroce_qp_put(qp);
+	vroce_rx_count(vdev, used, rx.pkt.paylen);
 	return;
 drop:
 	vroce_count(vdev, VROCE_CNT_RX_DROPPED, 1);

@@ -578,7 +578,7 @@ bool vroce_req_idle(struct vroce_qp *qp);
 
 /* comp.c: the completer of RC QPs and its timers */
 void vroce_comp_init(struct vroce_qp *qp);
-void vroce_comp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
+bool vroce_comp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		   const u8 *bth);
 void vroce_comp_arm(struct vroce_qp *qp, bool restart);
 void vroce_comp_stop(struct vroce_qp *qp);
@@ -587,7 +587,7 @@ void vroce_comp_stop(struct vroce_qp *qp);
 void vroce_resp_start(struct vroce_qp *qp);
 void vroce_resp_reset(struct vroce_qp *qp);
 void vroce_resp_flush(struct vroce_qp *qp);
-void vroce_resp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
+bool vroce_resp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		   const u8 *bth);
 
 /* net.c: UDP sockets and transmit */

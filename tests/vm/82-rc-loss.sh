@@ -23,6 +23,8 @@
 #   VROCE_STRESS_SEED          seed of both runs (default: a fresh one,
 #                              printed by the client)
 #   VROCE_STRESS_TIMEOUT       IBTA QP timeout exponent (default 12)
+#   VROCE_STRESS_DEADLINE      seconds the lossy client may take (default
+#                              360; scripts/soak raises it)
 # "rxe" is rdma_rxe (rxe0 on eth0), "vroce" the repo's module (vroce0 on
 # eth0). As committed this runs rdma_rxe on both sides, so vroce is not
 # installed (install=0). To run vroce on a side, add --install (the 86-* scripts
@@ -43,9 +45,10 @@ port=18610
 n_clean=${VROCE_STRESS_N_CLEAN:-2000}
 n_lossy=${VROCE_STRESS_N:-10000}
 netem=(loss 5% reorder 10% duplicate 1% corrupt 1% delay 1ms)
-# Seconds each client may take; the server gets 30 more, the VM 600 in all.
+# Seconds each client may take; the server gets 30 more, the VM 600 in all
+# (scripts/soak gives the VM more).
 deadline_clean=90
-deadline_lossy=360
+deadline_lossy=${VROCE_STRESS_DEADLINE:-360}
 
 # Counters that must rise during the lossy run, per device kind and side:
 # KIND ROLE NAME. A is the requester (it retransmits), B the responder (it

@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Copyright (c) the vroce developers
+ *
+ * hostile_peer: the victim of tests/vm/94-hostile-peer.sh, whose peer is a
+ * script on the other VM that crafts packets (tests/vm/_hostile.py).
+ *
+ *   hostile_peer -d DEV -g GIDIDX -a PEER_IPV4 -q PEER_QPN -p PEER_PSN
+ *
+ * Registers MR1 (64 KiB, remote write, read and atomic, byte i holding
+ * (i * 7 + 3) & 0xff) in one PD and MR2 (4 KiB, the same rights and
+ * pattern) in another, and makes these QPs, all in MR1's PD, connected
+ * QPs towards PEER_IPV4 (its IPv4-mapped GID), expecting PSN PEER_PSN:
+ *   live     RC in RTS, peer QP PEER_QPN, 8 receives posted
+ *   sac      SAC_N RC QPs in RTS, peer QPs PEER_QPN + 1 + i, to be
+ *            sacrificed: each is sent one invalid request
+ *   rtr      RC in RTR, peer QP PEER_QPN + 8
+ *   init     RC in INIT
+ *   reset    RC in RESET
+ *   uc       UC in RTS, peer QP PEER_QPN + 9, remote write, 8 receives
+ *   ud       UD in RTS, Q_Key 0x11111111, 8 receives
+ *   dead     an RC QP destroyed again: its number names no QP
+ * and prints one line: "live Q sac Q,Q,... rtr Q init Q reset Q uc Q ud Q
+ * dead Q va V rkey R va2 V2 rkey2 R2". Then it answers commands from
+ * standard input, one line each:
+ *   states   "states live=S sac=S,S,... rtr=S init=S reset=S uc=S ud=S"
+ *            (enum ibv_qp_state values)
+ *   mr       "mr low=ok|bad mr2=ok|bad": whether the first 32 KiB of MR1
+ *            and all of MR2 still hold their pattern (the crafted
+ *            traffic that must work writes only MR1's upper half)
+ *   recv     every receive completion within a second of quiet, one line
+ *            each, "recv qp=Q status=S len=L fnv=H" (H: FNV-1a of the
+ *            bytes received, after the GRH for UD), then "end"
+ *   quit     exits
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <infiniband/verbs.h>
+
+#include "open_dev.h"
+#include "xchg.h"
+
+#define MR1_LEN		(64 << 10)
+#define MR2_LEN		(4 << 10)
+#define SAC_N		7
+#define RECVS		8
+#define SLOT		2048
+#define GRH_LEN		40
+#define QKEY		0x11111111u
+
+struct victim {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd, *pd2;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr, *mr2, *rmr;
+	unsigned char *buf, *buf2, *rbuf;
+	struct ibv_qp *live, *sac[SAC_N], *rtr, *init, *reset, *uc, *ud;
+	uint32_t dead;
+	int gid;
+	union ibv_gid dgid;
+	uint32_t dqpn, psn;
+};
+
+static void pattern(unsigned char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (i * 7 + 3) & 0xff;
+}
+
+static int pattern_ok(const unsigned char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != ((i * 7 + 3) & 0xff))
+			return 0;
+	return 1;
+}
+
+static uint32_t fnv1a(const unsigned char *p, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	while (n--) {
+		h ^= *p++;
+		h *= 16777619u;
+	}
+	return h;
+}
+
+static struct ibv_qp *new_qp(struct victim *v, enum ibv_qp_type type)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = v->cq, .recv_cq = v->cq, .qp_type = type,
+		.cap = { .max_send_wr = 4, .max_recv_wr = RECVS,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	return ibv_create_qp(v->pd, &ia);
+}
+
+static int to_init(struct ibv_qp *qp, int access)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = access,
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+/* RESET -> INIT -> RTR (-> RTS if @rts) of an RC or UC QP. */
+static int connect_qp(struct victim *v, struct ibv_qp *qp, uint32_t dqpn,
+		      int rts)
+{
+	int rc = qp->qp_type == IBV_QPT_RC;
+	struct ibv_qp_attr a;
+	int mask;
+
+	if (to_init(qp, rc ? IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		    IBV_ACCESS_REMOTE_ATOMIC : IBV_ACCESS_REMOTE_WRITE))
+		return -1;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = v->psn;
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = v->dgid;
+	a.ah_attr.grh.sgid_index = v->gid;
+	a.ah_attr.grh.hop_limit = 64;
+	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+	       IBV_QP_RQ_PSN;
+	if (rc) {
+		a.max_dest_rd_atomic = 4;
+		a.min_rnr_timer = 12;
+		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	}
+	if (ibv_modify_qp(qp, &a, mask))
+		return -1;
+	if (!rts)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 1;
+	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+	if (rc) {
+		a.timeout = 14;
+		a.retry_cnt = 7;
+		a.rnr_retry = 7;
+		a.max_rd_atomic = 1;
+		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			IBV_QP_MAX_QP_RD_ATOMIC;
+	}
+	return ibv_modify_qp(qp, &a, mask);
+}
+
+static int ud_up(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		return -1;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return -1;
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 1;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+/* RECVS receive WQEs on @qp, slots @first... of the receive area. */
+static int post_recvs(struct victim *v, struct ibv_qp *qp, int first)
+{
+	struct ibv_recv_wr wr, *bad;
+	struct ibv_sge sge;
+	int i;
+
+	for (i = 0; i < RECVS; i++) {
+		sge.addr = (uintptr_t)(v->rbuf + (first + i) * SLOT);
+		sge.length = SLOT;
+		sge.lkey = v->rmr->lkey;
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = first + i;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		if (ibv_post_recv(qp, &wr, &bad))
+			return -1;
+	}
+	return 0;
+}
+
+static int setup(struct victim *v)
+{
+	int i, ok = 1, rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	struct ibv_qp *dead;
+
+	v->pd = ibv_alloc_pd(v->ctx);
+	v->pd2 = ibv_alloc_pd(v->ctx);
+	v->cq = ibv_create_cq(v->ctx, 64, NULL, NULL, 0);
+	v->buf = aligned_alloc(4096, MR1_LEN);
+	v->buf2 = aligned_alloc(4096, MR2_LEN);
+	v->rbuf = aligned_alloc(4096, 3 * RECVS * SLOT);
+	if (!v->pd || !v->pd2 || !v->cq || !v->buf || !v->buf2 || !v->rbuf)
+		return -1;
+	pattern(v->buf, MR1_LEN);
+	pattern(v->buf2, MR2_LEN);
+	v->mr = ibv_reg_mr(v->pd, v->buf, MR1_LEN, rw);
+	v->mr2 = ibv_reg_mr(v->pd2, v->buf2, MR2_LEN, rw);
+	v->rmr = ibv_reg_mr(v->pd, v->rbuf, 3 * RECVS * SLOT,
+			    IBV_ACCESS_LOCAL_WRITE);
+	if (!v->mr || !v->mr2 || !v->rmr)
+		return -1;
+	v->live = new_qp(v, IBV_QPT_RC);
+	for (i = 0; i < SAC_N; i++) {
+		v->sac[i] = new_qp(v, IBV_QPT_RC);
+		ok = ok && v->sac[i] &&
+		     !connect_qp(v, v->sac[i], v->dqpn + 1 + i, 1);
+	}
+	v->rtr = new_qp(v, IBV_QPT_RC);
+	v->init = new_qp(v, IBV_QPT_RC);
+	v->reset = new_qp(v, IBV_QPT_RC);
+	v->uc = new_qp(v, IBV_QPT_UC);
+	v->ud = new_qp(v, IBV_QPT_UD);
+	dead = new_qp(v, IBV_QPT_RC);
+	if (!ok || !v->live || !v->rtr || !v->init || !v->reset || !v->uc ||
+	    !v->ud || !dead)
+		return -1;
+	v->dead = dead->qp_num;
+	if (ibv_destroy_qp(dead))
+		return -1;
+	if (connect_qp(v, v->live, v->dqpn, 1) ||
+	    connect_qp(v, v->rtr, v->dqpn + 8, 0) ||
+	    to_init(v->init, IBV_ACCESS_REMOTE_WRITE) ||
+	    connect_qp(v, v->uc, v->dqpn + 9, 1) || ud_up(v->ud))
+		return -1;
+	return post_recvs(v, v->live, 0) || post_recvs(v, v->uc, RECVS) ||
+	       post_recvs(v, v->ud, 2 * RECVS);
+}
+
+static int qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
+		return -1;
+	return a.qp_state;
+}
+
+static void print_states(struct victim *v)
+{
+	int i;
+
+	printf("states live=%d sac=", qp_state(v->live));
+	for (i = 0; i < SAC_N; i++)
+		printf("%s%d", i ? "," : "", qp_state(v->sac[i]));
+	printf(" rtr=%d init=%d reset=%d uc=%d ud=%d\n", qp_state(v->rtr),
+	       qp_state(v->init), qp_state(v->reset), qp_state(v->uc),
+	       qp_state(v->ud));
+}
+
+/* Every completion until a second passes without one. */
+static void print_recvs(struct victim *v)
+{
+	long long quiet = xchg_now_ms() + 1000;
+	struct ibv_wc wc;
+	unsigned char *p;
+	uint32_t len;
+
+	while (xchg_now_ms() < quiet) {
+		if (ibv_poll_cq(v->cq, 1, &wc) != 1) {
+			xchg_sleep_ms(10);
+			continue;
+		}
+		quiet = xchg_now_ms() + 1000;
+		p = v->rbuf + (wc.wr_id % (3 * RECVS)) * SLOT;
+		len = wc.byte_len > SLOT ? SLOT : wc.byte_len;
+		if (wc.qp_num == v->ud->qp_num && len >= GRH_LEN) {
+			p += GRH_LEN;
+			len -= GRH_LEN;
+		}
+		printf("recv qp=%u status=%d len=%u fnv=%08x\n", wc.qp_num,
+		       wc.status, wc.byte_len,
+		       wc.status == IBV_WC_SUCCESS ? fnv1a(p, len) : 0);
+	}
+	printf("end\n");
+}
+
+int main(int argc, char **argv)
+{
+	struct victim v = { .gid = -1 };
+	const char *dev = NULL, *peer = NULL;
+	char line[64];
+	int c, i;
+
+	while ((c = getopt(argc, argv, "d:g:a:q:p:")) != -1) {
+		switch (c) {
+		case 'd':
+			dev = optarg;
+			break;
+		case 'g':
+			v.gid = atoi(optarg);
+			break;
+		case 'a':
+			peer = optarg;
+			break;
+		case 'q':
+			v.dqpn = strtoul(optarg, NULL, 0);
+			break;
+		case 'p':
+			v.psn = strtoul(optarg, NULL, 0);
+			break;
+		default:
+			return 2;
+		}
+	}
+	if (!dev || v.gid < 0 || !peer) {
+		fprintf(stderr, "usage: hostile_peer -d DEV -g GID -a PEER -q QPN -p PSN\n");
+		return 2;
+	}
+	v.dgid.raw[10] = 0xff;
+	v.dgid.raw[11] = 0xff;
+	if (inet_pton(AF_INET, peer, &v.dgid.raw[12]) != 1) {
+		fprintf(stderr, "hostile_peer: bad address %s\n", peer);
+		return 2;
+	}
+	v.ctx = open_by_name(dev);
+	if (!v.ctx || setup(&v)) {
+		perror("hostile_peer: setup");
+		return 1;
+	}
+	printf("live %u sac ", v.live->qp_num);
+	for (i = 0; i < SAC_N; i++)
+		printf("%s%u", i ? "," : "", v.sac[i]->qp_num);
+	printf(" rtr %u init %u reset %u uc %u ud %u dead %u va %llu rkey %u va2 %llu rkey2 %u\n",
+	       v.rtr->qp_num, v.init->qp_num, v.reset->qp_num, v.uc->qp_num,
+	       v.ud->qp_num, v.dead, (unsigned long long)(uintptr_t)v.buf,
+	       v.mr->rkey, (unsigned long long)(uintptr_t)v.buf2, v.mr2->rkey);
+	fflush(stdout);
+	while (fgets(line, sizeof(line), stdin)) {
+		if (!strncmp(line, "states", 6))
+			print_states(&v);
+		else if (!strncmp(line, "mr", 2))
+			printf("mr low=%s mr2=%s\n",
+			       pattern_ok(v.buf, MR1_LEN / 2) ? "ok" : "bad",
+			       pattern_ok(v.buf2, MR2_LEN) ? "ok" : "bad");
+		else if (!strncmp(line, "recv", 4))
+			print_recvs(&v);
+		else if (!strncmp(line, "quit", 4))
+			break;
+		else
+			printf("unknown\n");
+		fflush(stdout);
+	}
+	ibv_destroy_qp(v.live);
+	for (i = 0; i < SAC_N; i++)
+		ibv_destroy_qp(v.sac[i]);
+	ibv_destroy_qp(v.rtr);
+	ibv_destroy_qp(v.init);
+	ibv_destroy_qp(v.reset);
+	ibv_destroy_qp(v.uc);
+	ibv_destroy_qp(v.ud);
+	ibv_dereg_mr(v.mr);
+	ibv_dereg_mr(v.mr2);
+	ibv_dereg_mr(v.rmr);
+	ibv_destroy_cq(v.cq);
+	ibv_dealloc_pd(v.pd);
+	ibv_dealloc_pd(v.pd2);
+	ibv_close_device(v.ctx);
+	return 0;
+}

@@ -1,0 +1,154 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# Copyright (c) the vroce developers
+#
+# A hostile peer on the wire. A runs tests/progs/hostile_peer.c on vroce0:
+# RC QPs in RTS, RTR, INIT and RESET, UC and UD QPs in RTS, a destroyed
+# QP's number, an MR in its PD and one in another. B loads no RDMA device;
+# tests/vm/_hostile.py there crafts RoCEv2 packets from a second address
+# of B (192.0.2.3, the peer A's connected QPs name) and from a spoofed one:
+#   1. malformed, misdirected or spoofed packets: a bad ICRC, a datagram
+#      shorter than a BTH, a cut RETH, reserved opcodes, unknown and
+#      destroyed QPs, QPs in RESET and INIT, a foreign P_Key, a spoofed
+#      source, each transport at the others' QPs, a wrong Q_Key: no
+#      answer, and every one counted in rx_dropped;
+#   2. PSN chaos at the live RC QP: PSNs ahead get one sequence NAK, a
+#      duplicate WRITE is acknowledged and not executed, a duplicate READ
+#      nobody asked for gets nothing, responses with no request out are
+#      dropped;
+#   3. one invalid request at each of seven sacrificial RC QPs (forged and
+#      other-PD R_Keys, a READ past the MR and one of 4 GiB - 1, a
+#      misaligned atomic, a WRITE Middle out of sequence, a WRITE shorter
+#      than its DMA length): the right NAK, and the QP goes to ERR;
+#   4. then the live QPs carry checked traffic: RC WRITE, READ back, SEND,
+#      FETCH_ADD, a UD SEND and a UC SEND; an RTR QP answers a READ.
+# A then checks that every counter moved by exactly what the packets
+# explain, that neither MR changed where nothing may write, the QP states
+# and the receives, and that the module unloads (no reference held).
+#
+# vm: pair
+# vm: install=1
+# vm: timeout=300
+
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/_vroce.sh"
+
+prog=$VROCE_TOP/build/progs/hostile_peer
+crafter=$VROCE_TOP/tests/vm/_hostile.py
+peer_ip=192.0.2.3
+spoof=192.0.2.77
+peer_qpn=0x500
+psn=4000
+dev=vroce0
+
+if [ "$VROCE_ROLE" = b ]; then
+	tap_plan 3
+	ip addr add $peer_ip/24 dev eth0
+	tap_result $? "second address $peer_ip on eth0"
+	line=$(vm_recv victim 120)
+	[ -n "$line" ]
+	tap_result $? "the victim's QPs: $line"
+	python3 "$crafter" $peer_ip "$VROCE_PEER_IP4" $spoof $peer_qpn $psn \
+		"$line" >/tmp/crafter.out 2>&1
+	rc=$?
+	sed 's/^/# /' /tmp/crafter.out
+	vm_send crafted "$(grep -E '^(expect|want) ' /tmp/crafter.out | tr '\n' ';')"
+	tap_result $rc "the crafter's checks of the answers passed"
+	vm_barrier end 120
+	tap_done
+	exit
+fi
+
+tap_plan 12
+vroce_up
+gid=$(dev_gid "$VROCE_SELF_IP4" 10)
+coproc HP { "$prog" -d $dev -g "$gid" -a $peer_ip -q $peer_qpn -p $psn 2>&1; }
+read -r -t 20 -u "${HP[0]}" line
+case $line in
+live*) tap_ok "hostile_peer: $line" ;;
+*) tap_bail "hostile_peer did not start: $line" ;;
+esac
+read -r -a words <<<"$line"
+declare -A qp
+for ((i = 0; i < ${#words[@]}; i += 2)); do
+	qp[${words[i]}]=${words[i + 1]}
+done
+
+counters /tmp/hw.0
+vm_send victim "$line"
+crafted=$(vm_recv crafted 120)
+[ -n "$crafted" ]
+tap_result $? "the crafter finished: $crafted"
+counters /tmp/hw.1
+
+# ask CMD: the victim's one-line answer to CMD in $ans.
+ask() {
+	echo "$1" >&"${HP[1]}"
+	read -r -t 20 -u "${HP[0]}" ans
+}
+
+# The counters: each one the crafter names moved by what it says, and
+# nothing else but the packet counters that follow from it.
+expect=$(printf '%s\n' "$crafted" | tr ';' '\n' | sed -n 's/^expect //p')
+bad=
+for kv in $expect rnr_nak_sent=0 retransmits=0 retry_timeouts=0 \
+	rd_atomic_exceeded=0; do
+	name=${kv%%=*}
+	want=${kv#*=}
+	got=$(($(counter /tmp/hw.1 "$name") - $(counter /tmp/hw.0 "$name")))
+	tap_diag "$name +$got (want +$want)"
+	[ "$got" = "$want" ] || bad="$bad $name:+$got"
+done
+[ -z "$bad" ] && [ -n "$expect" ]
+tap_result $? "every packet accounted for in the counters${bad:+ (wrong:$bad)}"
+
+ask mr
+[ "$ans" = "mr low=ok mr2=ok" ]
+tap_result $? "no byte of either MR changed where nothing may write ($ans)"
+
+ask states
+want="states live=3 sac=6,6,6,6,6,6,6 rtr=2 init=1 reset=0 uc=3 ud=3"
+[ "$ans" = "$want" ]
+tap_result $? "QP states: sacrificed ones in ERR, the others as they were ($ans)"
+
+echo recv >&"${HP[1]}"
+recvs=
+while read -r -t 20 -u "${HP[0]}" ans && [ "$ans" != end ]; do
+	tap_diag "$ans"
+	recvs="$recvs $ans"
+done
+want=$(printf '%s\n' "$crafted" | tr ';' '\n' | sed -n 's/^want //p')
+[ -n "$want" ]
+tap_result $? "the crafter says what must have been received: $want"
+n=0
+for w in $want; do
+	q=${w%%=*}
+	len=${w#*=}
+	len=${len%%:*}
+	fnv=${w##*:}
+	case $recvs in
+	*"recv qp=$q status=0 len=$len fnv=$fnv"*) n=$((n + 1)) ;;
+	*) tap_diag "no receive of $len bytes (FNV $fnv) on QP $q" ;;
+	esac
+done
+[ "$n" = 3 ]
+tap_result $? "UD, UC and RC receives: right lengths and bytes ($n of 3)"
+count=$(printf '%s\n' "$recvs" | grep -o "recv qp=" | wc -l)
+[ "$count" = 3 ]
+tap_result $? "no other receive completed ($count in all)"
+
+ask quit
+wait "$HP_PID"
+tap_result $? "hostile_peer exits cleanly"
+vm_barrier end 120
+rdma link del $dev
+tap_result $? "rdma link del $dev"
+modprobe -r vroce
+tap_result $? "the module unloads: no QP, MR or packet reference left"
+if dmesg | grep -q "WARNING\|BUG\|Oops"; then
+	tap_fail "no kernel warning"
+else
+	tap_ok "no kernel warning"
+fi
+tap_done

@@ -28,6 +28,11 @@
  *   mr       "mr low=ok|bad mr2=ok|bad": whether the first 32 KiB of MR1
  *            and all of MR2 still hold their pattern (the crafted
  *            traffic that must work writes only MR1's upper half)
+ *   reads N  posts N RDMA READs of 1 KiB on the live QP (max_rd_atomic
+ *            1, so one at a time may be outstanding) from VA V_PEER (any;
+ *            the peer is the crafter) and waits up to 20 s for their
+ *            completions: "reads done=K ok=J" (J with IBV_WC_SUCCESS
+ *            and the bytes (i * 11 + 1) & 0xff)
  *   recv     every receive completion within a second of quiet, one line
  *            each, "recv qp=Q status=S len=L fnv=H" (H: FNV-1a of the
  *            bytes received, after the GRH for UD), then "end"
@@ -153,7 +158,8 @@ static int connect_qp(struct victim *v, struct ibv_qp *qp, uint32_t dqpn,
 	a.sq_psn = 1;
 	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
 	if (rc) {
-		a.timeout = 14;
+		/* 1 s: the crafter answers READs after a pause, not later */
+		a.timeout = 18;
 		a.retry_cnt = 7;
 		a.rnr_retry = 7;
 		a.max_rd_atomic = 1;
@@ -299,6 +305,50 @@ static void print_recvs(struct victim *v)
 	printf("end\n");
 }
 
+/* N READs of 1 KiB into MR1's last KiBs; their completions. */
+static void do_reads(struct victim *v, int n)
+{
+	long long end = xchg_now_ms() + 20000;
+	struct ibv_send_wr wr, *bad;
+	int i, j, done = 0, ok = 0;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	unsigned char *p;
+
+	for (i = 0; i < n && i < 4; i++) {
+		p = v->buf + MR1_LEN - (i + 1) * 1024;
+		memset(p, 0, 1024);
+		sge.addr = (uintptr_t)p;
+		sge.length = 1024;
+		sge.lkey = v->mr->lkey;
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = 1000 + i;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_RDMA_READ;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.wr.rdma.remote_addr = 0x10000;
+		wr.wr.rdma.rkey = 0x1234;
+		if (ibv_post_send(v->live, &wr, &bad))
+			break;
+	}
+	n = i;
+	while (done < n && xchg_now_ms() < end) {
+		if (ibv_poll_cq(v->cq, 1, &wc) != 1) {
+			xchg_sleep_ms(5);
+			continue;
+		}
+		if (wc.wr_id < 1000)
+			continue;
+		done++;
+		p = v->buf + MR1_LEN - (wc.wr_id - 1000 + 1) * 1024;
+		for (j = 0; j < 1024 && p[j] == ((j * 11 + 1) & 0xff); j++)
+			;
+		ok += wc.status == IBV_WC_SUCCESS && j == 1024;
+	}
+	printf("reads done=%d ok=%d\n", done, ok);
+}
+
 int main(int argc, char **argv)
 {
 	struct victim v = { .gid = -1 };
@@ -357,6 +407,8 @@ int main(int argc, char **argv)
 			printf("mr low=%s mr2=%s\n",
 			       pattern_ok(v.buf, MR1_LEN / 2) ? "ok" : "bad",
 			       pattern_ok(v.buf2, MR2_LEN) ? "ok" : "bad");
+		else if (!strncmp(line, "reads ", 6))
+			do_reads(&v, atoi(line + 6));
 		else if (!strncmp(line, "recv", 4))
 			print_recvs(&v);
 		else if (!strncmp(line, "quit", 4))

@@ -21,7 +21,11 @@
 #      misaligned atomic, a WRITE Middle out of sequence, a WRITE shorter
 #      than its DMA length): the right NAK, and the QP goes to ERR;
 #   4. then the live QPs carry checked traffic: RC WRITE, READ back, SEND,
-#      FETCH_ADD, a UD SEND and a UC SEND; an RTR QP answers a READ.
+#      FETCH_ADD, a UD SEND and a UC SEND; an RTR QP answers a READ;
+#   5. the victim posts four RDMA READs on the live QP (max_rd_atomic 1)
+#      and the crafter answers each only after a pause: at no time may
+#      more than one be outstanding (IBTA; the requester side of
+#      max_rd_atomic), and all four complete with the right bytes.
 # A then checks that every counter moved by exactly what the packets
 # explain, that neither MR changed where nothing may write, the QP states
 # and the receives, and that the module unloads (no reference held).
@@ -43,7 +47,7 @@ psn=4000
 dev=vroce0
 
 if [ "$VROCE_ROLE" = b ]; then
-	tap_plan 3
+	tap_plan 4
 	ip addr add $peer_ip/24 dev eth0
 	tap_result $? "second address $peer_ip on eth0"
 	line=$(vm_recv victim 120)
@@ -55,12 +59,20 @@ if [ "$VROCE_ROLE" = b ]; then
 	sed 's/^/# /' /tmp/crafter.out
 	vm_send crafted "$(grep -E '^(expect|want) ' /tmp/crafter.out | tr '\n' ';')"
 	tap_result $rc "the crafter's checks of the answers passed"
+	live=$(echo "$line" | awk '{ print $2 }')
+	python3 "$crafter" reads $peer_ip "$VROCE_PEER_IP4" "$live" 4 \
+		>/tmp/reads.out 2>&1 &
+	pid=$!
+	sleep 1
+	vm_send reads-ready 1
+	wait $pid
+	tap_result $? "READs from a QP with max_rd_atomic 1 came one at a time: $(cat /tmp/reads.out)"
 	vm_barrier end 120
 	tap_done
 	exit
 fi
 
-tap_plan 12
+tap_plan 14
 vroce_up
 gid=$(dev_gid "$VROCE_SELF_IP4" 10)
 coproc HP { "$prog" -d $dev -g "$gid" -a $peer_ip -q $peer_qpn -p $psn 2>&1; }
@@ -137,6 +149,17 @@ tap_result $? "UD, UC and RC receives: right lengths and bytes ($n of 3)"
 count=$(printf '%s\n' "$recvs" | grep -o "recv qp=" | wc -l)
 [ "$count" = 3 ]
 tap_result $? "no other receive completed ($count in all)"
+
+vm_recv reads-ready 60 >/dev/null
+echo "reads 4" >&"${HP[1]}"
+read -r -t 40 -u "${HP[0]}" ans
+[ "$ans" = "reads done=4 ok=4" ]
+tap_result $? "four RDMA READs, one outstanding at a time: all right ($ans)"
+counters /tmp/hw.2
+rt=$(($(counter /tmp/hw.2 retransmits) - $(counter /tmp/hw.1 retransmits)))
+to=$(($(counter /tmp/hw.2 retry_timeouts) - $(counter /tmp/hw.1 retry_timeouts)))
+[ "$rt" = 0 ] && [ "$to" = 0 ]
+tap_result $? "the READs waited for their answers, not for a timer (retransmits +$rt, retry_timeouts +$to)"
 
 ask quit
 wait "$HP_PID"

@@ -17,6 +17,14 @@
 # then "expect NAME=N ..." (what the victim's device counters must have
 # moved by) and "want QP=LEN:FNV ..." (the receives the victim must have
 # completed). Nothing here waits for more than a few seconds.
+#
+#   _hostile.py reads SRC DST LIVE_QPN N
+#       the responder of N RDMA READs the victim's live QP (LIVE_QPN,
+#       max_rd_atomic 1) sends to SRC: each request is answered only
+#       after 0.3 s in which any further one would have been seen, with
+#       1 KiB of (i * 11 + 1) & 0xff; prints "reads answered=N
+#       max_outstanding=M" and fails unless M is 1 (IBTA: a requester has
+#       at most max_rd_atomic READs and atomics outstanding).
 import os
 import socket
 import struct
@@ -137,7 +145,28 @@ def parse_victim(words):
     return v
 
 
+def reads(src, dst, live, n):
+    p = Peer(src, dst)
+    data = bytes((i * 11 + 1) & 0xff for i in range(1024))
+    answered = most = 0
+    while answered < n:
+        got = [g for g in p.answers(10.0, lambda g: len(g) >= 1)
+               if g[0] == READ_REQ]
+        if not got:
+            break
+        got += [g for g in p.answers(0.3) if g[0] == READ_REQ]
+        most = max(most, len({g[2] for g in got}))
+        for psn in sorted({g[2] for g in got}):
+            answered += 1
+            p.send(READ_RESP_ONLY, live, psn, struct.pack("!I", answered),
+                   data)
+    print("reads answered=%d max_outstanding=%d" % (answered, most))
+    return 0 if answered == n and most == 1 else 1
+
+
 def main(argv):
+    if len(argv) == 6 and argv[1] == "reads":
+        return reads(argv[2], argv[3], int(argv[4], 0), int(argv[5]))
     if len(argv) < 7:
         print("usage: _hostile.py SRC DST SPOOF PEER_QPN PSN VICTIM_LINE...",
               file=sys.stderr)

@@ -303,7 +303,7 @@ struct sk_buff *vroce_gro_split(struct sk_buff *skb)
 	if (!vroce_gro_is_chain(skb))
 		return NULL;
 	/* Someone (a packet tap) shares it: make ours private. */
-	if (skb_unclone(skb, GFP_ATOMIC)) {
+	if (vroce_fail_packet() || skb_unclone(skb, GFP_ATOMIC)) {
 		kfree_skb(skb);
 		return ERR_PTR(-ENOMEM);
 	}

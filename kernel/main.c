@@ -37,6 +37,7 @@ static int __init vroce_init(void)
 		goto err_tx;
 
 	rdma_link_register(&vroce_link_ops);
+	vroce_fault_init();
 	pr_info("vroce: loaded, ABI version %u\n", VROCE_ABI_VERSION);
 	return 0;
 
@@ -52,6 +53,7 @@ static void __exit vroce_exit(void)
 {
 	/* No new links can be created once the link type is gone. */
 	rdma_link_unregister(&vroce_link_ops);
+	vroce_fault_exit();
 	vroce_netdev_notifier_unregister();
 	vroce_dev_remove_all();
 	vroce_ack_exit();

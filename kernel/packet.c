@@ -75,6 +75,8 @@ static struct sk_buff *vroce_pkt_alloc(const struct vroce_txpkt *t, u32 room,
 	struct sk_buff *skb;
 	u32 len;
 
+	if (vroce_fail_packet())
+		return NULL;
 	skb = alloc_skb(VROCE_HEADROOM + VROCE_HDR_MAX + room + VROCE_ICRC_LEN,
 			gfp);
 	if (!skb)

@@ -374,14 +374,17 @@ int vroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 	struct vroce_dev *vdev = vroce_dev_get_by_netdev(skb->dev);
 
 	struct sk_buff *segs;
+	u32 n;
 
 	if (!vdev) {
 		kfree_skb(skb);
 		return 0;
 	}
+	/* A chain that cannot be taken apart is dropped whole: count all. */
+	n = max_t(u32, skb_shinfo(skb)->gso_segs, 1);
 	segs = vroce_gro_split(skb);
 	if (IS_ERR(segs)) {
-		vroce_count(vdev, VROCE_CNT_RX_DROPPED, 1);
+		vroce_count(vdev, VROCE_CNT_RX_DROPPED, n);
 	} else {
 		if (segs)
 			vroce_count(vdev, VROCE_CNT_RX_GRO_PACKETS, 1);

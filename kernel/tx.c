@@ -114,7 +114,8 @@ static struct sk_buff *vroce_ud_skb(struct vroce_qp *qp,
 	struct sk_buff *skb;
 	u8 *p;
 
-	skb = alloc_skb(VROCE_HEADROOM + hdr + len + pad + VROCE_ICRC_LEN,
+	skb = vroce_fail_packet() ? NULL :
+	      alloc_skb(VROCE_HEADROOM + hdr + len + pad + VROCE_ICRC_LEN,
 			GFP_KERNEL);
 	if (!skb)
 		return ERR_PTR(-ENOMEM);

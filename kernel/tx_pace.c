@@ -97,7 +97,7 @@ void vroce_pace_batch(struct sk_buff *head, struct sk_buff *list)
 
 	if (!head->destructor)
 		return;
-	b = kmalloc(sizeof(*b), GFP_ATOMIC);
+	b = vroce_fail_packet() ? NULL : kmalloc(sizeof(*b), GFP_ATOMIC);
 	if (!b)
 		return;
 	b->qp = qp;

@@ -630,6 +630,26 @@ enum vroce_tx_res {
 int vroce_tx_init(void);
 void vroce_tx_exit(void);
 
+/* fault.c: fault injection on the packet path (debug kernels only) */
+#ifdef CONFIG_FAULT_INJECTION_DEBUG_FS
+bool vroce_fail_packet(void);
+void vroce_fault_init(void);
+void vroce_fault_exit(void);
+#else
+static inline bool vroce_fail_packet(void)
+{
+	return false;
+}
+
+static inline void vroce_fault_init(void)
+{
+}
+
+static inline void vroce_fault_exit(void)
+{
+}
+#endif
+
 /* resp_ack.c: coalesced ACKs of the responder */
 void vroce_ack_init(void);
 void vroce_ack_exit(void);

@@ -169,23 +169,6 @@ static int connect_qp(struct victim *v, struct ibv_qp *qp, uint32_t dqpn,
 	return ibv_modify_qp(qp, &a, mask);
 }
 
-static int ud_up(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = QKEY,
-	};
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_QKEY))
-		return -1;
-	a.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		return -1;
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
-}
-
 /* RECVS receive WQEs on @qp, slots @first... of the receive area. */
 static int post_recvs(struct victim *v, struct ibv_qp *qp, int first)
 {
@@ -250,7 +233,7 @@ static int setup(struct victim *v)
 	if (connect_qp(v, v->live, v->dqpn, 1) ||
 	    connect_qp(v, v->rtr, v->dqpn + 8, 0) ||
 	    to_init(v->init, IBV_ACCESS_REMOTE_WRITE) ||
-	    connect_qp(v, v->uc, v->dqpn + 9, 1) || ud_up(v->ud))
+	    connect_qp(v, v->uc, v->dqpn + 9, 1) || ud_qp_rts(v->ud, QKEY))
 		return -1;
 	return post_recvs(v, v->live, 0) || post_recvs(v, v->uc, RECVS) ||
 	       post_recvs(v, v->ud, 2 * RECVS);

@@ -6,6 +6,11 @@
  *
  *   objects [DEVICE [CYCLES]]      (default vroce0, 10000)
  *
+ * With VROCE_MAKE_IT_FAIL=1 in the environment it marks itself for the
+ * kernel's task-filtered fault injection (/proc/self/make-it-fail) once
+ * the device is open, so that failures hit its verbs and not the loading
+ * of its program and libraries (tests/vm/93-fault-inject.sh).
+ *
  * Copyright (c) 2026 the vroce developers
  */
 #include <arpa/inet.h>
@@ -200,6 +205,31 @@ static int cycle(void)
 	return bad;
 }
 
+static int set_make_it_fail(const char *v)
+{
+	FILE *f = fopen("/proc/self/make-it-fail", "w");
+
+	return !f || fputs(v, f) < 0 || fclose(f) ? -1 : 0;
+}
+
+static void unmark(void)
+{
+	set_make_it_fail("0");
+}
+
+/*
+ * Only the verbs should meet injected failures, not the loading of the
+ * program's pages or its exit: every page mapped now is read in first,
+ * and the mark goes before exit.
+ */
+static void make_it_fail(void)
+{
+	if (mlockall(MCL_CURRENT) || atexit(unmark) || set_make_it_fail("1")) {
+		perror("objects: marking for fault injection");
+		exit(1);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = argc > 1 ? argv[1] : "vroce0";
@@ -209,6 +239,8 @@ int main(int argc, char **argv)
 	ctx = open_by_name(name);
 	if (!tap_ok(ctx != NULL, "open %s", name))
 		return tap_done();
+	if (getenv("VROCE_MAKE_IT_FAIL"))
+		make_it_fail();
 	gid = roce_v2_ipv4_gid(ctx);
 	pd = ibv_alloc_pd(ctx);
 	if (!tap_ok(gid >= 0 && pd, "gid %d, pd", gid))

@@ -3,7 +3,7 @@
  * Copyright (c) the vroce developers
  *
  * Helpers of the VM test programs: open a device by name, find a RoCE v2
- * GID, bring a loopback RC QP to RTS.
+ * GID, bring a loopback RC QP or a UD QP to RTS.
  */
 #ifndef VROCE_OPEN_DEV_H
 #define VROCE_OPEN_DEV_H
@@ -85,6 +85,23 @@ static inline int loopback_rc_rts(struct ibv_context *ctx, struct ibv_qp *qp,
 	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
 			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* Moves a UD QP through INIT (Q_Key @qkey) and RTR to RTS. */
+static inline int ud_qp_rts(struct ibv_qp *qp, uint32_t qkey)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = qkey,
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_QKEY))
+		return -1;
+	a.qp_state = IBV_QPS_RTR;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
+		return -1;
+	a.qp_state = IBV_QPS_RTS;
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 }
 
 #endif /* VROCE_OPEN_DEV_H */

@@ -39,21 +39,6 @@ static int async_event(struct ibv_context *ctx, enum ibv_event_type type,
 	return 0;
 }
 
-static int ud_rts(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qkey = QKEY };
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_QKEY))
-		return -1;
-	a.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		return -1;
-	a.qp_state = IBV_QPS_RTS;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
-}
-
 static int recv_one(struct ibv_cq *cq, struct ibv_wc *wc)
 {
 	int i, n = 0;
@@ -100,7 +85,7 @@ int main(int argc, char **argv)
 	aa.grh.sgid_index = roce_v2_ipv4_gid(ctx);
 	ibv_query_gid(ctx, 1, aa.grh.sgid_index, &aa.grh.dgid);
 	ah = ibv_create_ah(pd, &aa);
-	if (!tap_ok(qp && smr && rmr && ah && !ud_rts(qp),
+	if (!tap_ok(qp && smr && rmr && ah && !ud_qp_rts(qp, QKEY),
 		    "UD QP on an SRQ, in RTS, with an AH to itself"))
 		return tap_done();
 

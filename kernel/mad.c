@@ -50,12 +50,14 @@ static void vroce_pma_counts(struct vroce_dev *vdev,
 			     struct vroce_pma_counts *c)
 {
 	u64 dropped = vroce_pma_read(vdev, VROCE_CNT_RX_DROPPED);
+	/* Errors are bad packets, not the protocol's own discards. */
+	u64 errors = vroce_pma_read(vdev, VROCE_CNT_RX_ERRORS);
 
 	c->xmit_data = vroce_pma_read(vdev, VROCE_CNT_TX_BYTES) >> 2;
 	c->rcv_data = vroce_pma_read(vdev, VROCE_CNT_RX_BYTES) >> 2;
 	c->xmit_pkts = vroce_pma_read(vdev, VROCE_CNT_TX_PACKETS);
 	c->rcv_pkts = vroce_pma_read(vdev, VROCE_CNT_RX_PACKETS) + dropped;
-	c->rcv_errors = dropped;
+	c->rcv_errors = errors;
 }
 
 static __be32 vroce_pma_sat32(u64 v)

@@ -215,7 +215,7 @@ static void vroce_resp_place(struct vroce_qp *qp, struct sk_buff *skb,
 	 */
 	if (skb_queue_len(&resp->later) >= VROCE_RESP_LATER_MAX) {
 		kfree_skb(skb);
-		vroce_count(to_vdev(qp->ibqp.device), VROCE_CNT_RX_DROPPED, 1);
+		vroce_count(to_vdev(qp->ibqp.device), VROCE_CNT_TX_DROPPED, 1);
 		return;
 	}
 	VROCE_SKB_AFTER(skb) = resp->res_head;

@@ -221,6 +221,17 @@ static bool vroce_rx_deliver(struct vroce_qp *qp, struct sk_buff *skb,
 }
 
 /*
+ * A bad packet, dropped before any QP saw it (its ICRC, its headers, no
+ * such QP, another P_Key): in rx_dropped, and in rx_errors, the port's
+ * PortRcvErrors.
+ */
+static void vroce_rx_count_error(struct vroce_dev *vdev)
+{
+	vroce_count(vdev, VROCE_CNT_RX_DROPPED, 1);
+	vroce_count(vdev, VROCE_CNT_RX_ERRORS, 1);
+}
+
+/*
  * Every received packet counts once: in rx_packets (and its payload in
  * rx_bytes) if a QP used it, in rx_dropped if not.
  */
@@ -322,7 +333,7 @@ static int vroce_rx_packet(struct vroce_dev *vdev, struct sk_buff *skb,
 	kfree_skb(skb);
 	return 0;
 drop:
-	vroce_count(vdev, VROCE_CNT_RX_DROPPED, 1);
+	vroce_rx_count_error(vdev);
 	kfree_skb(skb);
 	return 0;
 }
@@ -362,7 +373,7 @@ void vroce_rx_local_pkt(struct vroce_dev *vdev, const struct vroce_path *from,
 	vroce_rx_count(vdev, used, rx.pkt.paylen);
 	return;
 drop:
-	vroce_count(vdev, VROCE_CNT_RX_DROPPED, 1);
+	vroce_rx_count_error(vdev);
 }
 
 /*

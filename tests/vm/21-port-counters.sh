@@ -83,7 +83,7 @@ eq() { # DESC GOT WANT
 
 # agree WHEN: the counters files against rdma statistic (8 checks).
 agree() {
-	local w=$1 errs=${st[rx_dropped]}
+	local w=$1 errs=${st[rx_errors]}
 	[ "${errs:-0}" -gt 65535 ] && errs=65535
 	eq "$w: port_xmit_packets = tx_packets" \
 		"${pc[port_xmit_packets]}" "${st[tx_packets]}"
@@ -99,7 +99,7 @@ agree() {
 		"${pc[unicast_rcv_packets]}" "${pc[port_rcv_packets]}"
 	eq "$w: multicast_xmit_packets + multicast_rcv_packets = 0" \
 		"$((pc[multicast_xmit_packets] + pc[multicast_rcv_packets]))" 0
-	eq "$w: port_rcv_errors = rx_dropped (16 bits)" \
+	eq "$w: port_rcv_errors = rx_errors (16 bits)" \
 		"${pc[port_rcv_errors]}" "$errs"
 }
 
@@ -202,8 +202,8 @@ drops_in() {
 wait_for 10 drops_in
 read_stats vroce1
 [ "${st[rx_dropped]}" = 5 ] && [ "${st[rx_icrc_errors]}" = 2 ] &&
-	[ "${st[rx_packets]}" = 0 ]
-tap_result $? "vroce1: rx_dropped ${st[rx_dropped]} (want 5), rx_icrc_errors ${st[rx_icrc_errors]} (want 2), rx_packets ${st[rx_packets]} (want 0)"
+	[ "${st[rx_errors]}" = 5 ] && [ "${st[rx_packets]}" = 0 ]
+tap_result $? "vroce1: rx_dropped ${st[rx_dropped]} (want 5), rx_errors ${st[rx_errors]} (want 5), rx_icrc_errors ${st[rx_icrc_errors]} (want 2), rx_packets ${st[rx_packets]} (want 0)"
 snapshot vroce1
 tap_result $? "quiet snapshot of vroce1"
 agree "vroce1 drops"

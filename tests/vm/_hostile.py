@@ -202,6 +202,9 @@ def main(argv):
     p.send(WRITE_ONLY, uc, psn, low16, bytes(16))   # RC opcode at UC
     drops = p.sent
     icrc_errors = 1
+    # Bad before any QP sees them (rx_errors): the ICRC, the 3 bytes, the
+    # cut RETH, two opcodes, two QP numbers, two P_Keys.
+    errors = 9
     got = p.answers(1.0)
     check(not got, "%d malformed, misdirected or spoofed packets: no answer "
           "(%d came)" % (drops, len(got)))
@@ -292,8 +295,9 @@ def main(argv):
     check(not naks, "live RC QP: no NAK (%s)" %
           [(g[2], hex(g[3][0])) for g in naks])
 
-    print("expect rx_dropped=%d rx_icrc_errors=%d seq_err_nak_sent=1 "
-          "duplicate_requests=2 rx_packets=%d" % (drops, icrc_errors, used))
+    print("expect rx_dropped=%d rx_errors=%d rx_icrc_errors=%d "
+          "seq_err_nak_sent=1 duplicate_requests=2 rx_packets=%d tx_dropped=0"
+          % (drops, errors, icrc_errors, used))
     print("want %d=%d:%08x %d=%d:%08x %d=%d:%08x" %
           (live, len(s), fnv1a(s), ud, 40 + len(u), fnv1a(u),
            uc, len(c), fnv1a(c)))

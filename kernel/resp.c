@@ -947,8 +947,9 @@ static void vroce_resp_error(struct vroce_qp *qp, enum vroce_verdict v,
 }
 
 /*
- * An RC request: true if it was executed, or answered as a duplicate;
- * false if it was dropped (out of sequence, refused, or an RNR).
+ * An RC request: true if it was executed, or taken as a duplicate (answered
+ * again, or ignored if it was never answered); false if it was dropped (out
+ * of sequence, refused, or an RNR).
  */
 static bool vroce_resp_rc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 			  const u8 *bth, struct sk_buff_head *q)

@@ -5,7 +5,8 @@
  * timers run beside it. The retransmit timer (4.096 us * 2^timeout)
  * fires when nothing was acknowledged for that long and sends the engine
  * back to the oldest unacknowledged PSN, retry_cnt times; the RNR timer
- * waits out an RNR NAK, rnr_retry times (7: forever). A gap in what comes
+ * waits out an RNR NAK, rnr_retry times (7: forever); the back-off timer
+ * restarts an engine that could not allocate a packet. A gap in what comes
  * back (an ACK past a READ whose responses were lost, a response after a
  * lost one, a sequence NAK) sends the engine back at once, once per PSN.
  * It runs in the receive path and in timer context, under the
@@ -137,10 +138,37 @@ static void vroce_rnr_timeout(struct timer_list *t)
 		vroce_tx_kick(qp);
 }
 
+static void vroce_nomem_timeout(struct timer_list *t)
+{
+	struct vroce_qp *qp = from_timer(qp, t, req.nomem_timer);
+	struct vroce_req *req = &qp->req;
+	bool kick;
+
+	spin_lock_bh(&req->lock);
+	kick = req->nomem_wait;
+	req->nomem_wait = false;
+	spin_unlock_bh(&req->lock);
+	if (kick)
+		vroce_tx_kick(qp);
+}
+
+/*
+ * No memory for the next packet: the engine stops and tries again a
+ * jiffy later, rather than spin while memory is short. Nothing was sent,
+ * so nothing is rewound. Caller holds the requester's lock.
+ */
+void vroce_comp_nomem(struct vroce_qp *qp)
+{
+	qp->req.nomem_wait = true;
+	if (!READ_ONCE(qp->dying))
+		mod_timer(&qp->req.nomem_timer, jiffies + 1);
+}
+
 void vroce_comp_init(struct vroce_qp *qp)
 {
 	timer_setup(&qp->req.retry_timer, vroce_retry_timeout, 0);
 	timer_setup(&qp->req.rnr_timer, vroce_rnr_timeout, 0);
+	timer_setup(&qp->req.nomem_timer, vroce_nomem_timeout, 0);
 }
 
 /* Process context, no lock: no timer runs or is armed after this. */
@@ -148,6 +176,7 @@ void vroce_comp_stop(struct vroce_qp *qp)
 {
 	del_timer_sync(&qp->req.retry_timer);
 	del_timer_sync(&qp->req.rnr_timer);
+	del_timer_sync(&qp->req.nomem_timer);
 }
 
 /* The PSN a READ or atomic waits for a response to. */

@@ -169,6 +169,7 @@ int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct vroce_dev *vdev = to_vdev(ibmr->device);
 	struct vroce_mr *mr = to_vmr(ibmr);
+	bool counted;
 
 	/*
 	 * ibv_dereg_mr(3): not while a memory window is bound to it. Binds
@@ -179,8 +180,12 @@ int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		xa_unlock_bh(&vdev->keys);
 		return -EBUSY;
 	}
-	/* A re-registered MR's key names its successor now. */
-	if (!mr->replaced)
+	/*
+	 * A re-registered MR's key names its successor now, which also took
+	 * over its place in n_mr.
+	 */
+	counted = !mr->replaced;
+	if (counted)
 		__xa_erase(&vdev->keys, vroce_key_index(ibmr->lkey));
 	xa_unlock_bh(&vdev->keys);
 	/*
@@ -190,7 +195,8 @@ int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	 */
 	if (refcount_dec_if_one(&mr->ref)) {
 		vroce_mr_unpin(mr);
-		atomic_dec(&vdev->n_mr);
+		if (counted)
+			atomic_dec(&vdev->n_mr);
 		kfree_rcu(mr, rcu);
 		return 0;
 	}
@@ -206,7 +212,8 @@ int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	WRITE_ONCE(mr->revoked, true);
 	synchronize_rcu();
 	vroce_mr_unpin(mr);
-	atomic_dec(&vdev->n_mr);
+	if (counted)
+		atomic_dec(&vdev->n_mr);
 	vroce_mr_put(mr);
 	return 0;
 }
@@ -240,8 +247,6 @@ static int vroce_mr_replace(struct vroce_dev *vdev, struct vroce_mr *old,
 	}
 	old->replaced = true;
 	xa_unlock_bh(&vdev->keys);
-	/* Counted until the old one is deregistered, which ib_core does next. */
-	atomic_inc(&vdev->n_mr);
 	return 0;
 }
 

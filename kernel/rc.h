@@ -66,6 +66,7 @@ struct vroce_req {
 	u8 rnr_retries;
 	u8 failed;			/* an IB_WC status: the requester stopped */
 	bool rnr_wait;			/* an RNR NAK timer runs */
+	bool nomem_wait;		/* no packet memory: backoff timer runs */
 	bool blocked;			/* the engine waits for the completer */
 	unsigned long pace_flags;	/* it waits for the stack (tx_pace.c) */
 	atomic_t stack;			/* its packets the stack holds */
@@ -78,6 +79,7 @@ struct vroce_req {
 	struct vroce_rtt rtt;		/* round trips measured so far */
 	struct timer_list retry_timer;
 	struct timer_list rnr_timer;
+	struct timer_list nomem_timer;
 };
 
 /*

@@ -138,6 +138,7 @@ void vroce_req_reset(struct vroce_qp *qp)
 	req->rd_out = 0;
 	req->failed = 0;
 	req->rnr_wait = false;
+	req->nomem_wait = false;
 	req->blocked = false;
 	req->resynced = false;
 	req->probe = false;
@@ -609,7 +610,7 @@ static int vroce_req_next(struct vroce_qp *qp, struct vroce_req_out *out)
 
 	if (req->failed)
 		return VROCE_TX_STOP;
-	if (req->rnr_wait)
+	if (req->rnr_wait || req->nomem_wait)
 		return VROCE_TX_WAIT;
 	if (req->next == req->head) {
 		/* SQD finishes what was started but takes nothing new. */
@@ -644,6 +645,11 @@ static int vroce_req_next(struct vroce_qp *qp, struct vroce_req_out *out)
 		out->skb = vroce_req_rd_atomic(qp, sw, w);
 	else
 		vroce_req_data(qp, sw, w, out);
+	/* A revoked MR fails the WQE at the next step; else no memory. */
+	if (!out->skb && !out->local && !sw->status) {
+		vroce_comp_nomem(qp);
+		return VROCE_TX_WAIT;
+	}
 	return VROCE_TX_SENT;
 }
 

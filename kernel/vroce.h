@@ -583,6 +583,7 @@ void vroce_comp_init(struct vroce_qp *qp);
 bool vroce_comp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		   const u8 *bth);
 void vroce_comp_arm(struct vroce_qp *qp, bool restart);
+void vroce_comp_nomem(struct vroce_qp *qp);
 void vroce_comp_stop(struct vroce_qp *qp);
 
 /* resp.c: the responder of RC and UC QPs */

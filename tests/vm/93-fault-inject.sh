@@ -20,7 +20,13 @@
 #      records, received chains), in any context, while tests/progs/
 #      rc_stress sends 2000 checksummed messages of every opcode: all must
 #      complete with success and right bytes, and faults must have fired;
-#   3. the link is deleted and the module unloads on both sides.
+#   3. starvation, on A: every packet allocation fails for 2 s in the
+#      middle of another rc_stress run (4000 messages; QP timeout 20, 4 s,
+#      so no retry is spent). The send engine must wait for memory, not
+#      spin on it: it tries again once a jiffy (kernel/comp.c), so the
+#      attribute may fire a few hundred times in those 2 s (HZ 250), not
+#      the tens of thousands of a busy loop; and the run completes;
+#   4. the link is deleted and the module unloads on both sides.
 # The harness fails the test on any WARNING, BUG, KASAN or lockdep report,
 # and on kmemleak's leaks through vroce or the RDMA core.
 #
@@ -165,6 +171,39 @@ tap_diag "vroce_fail_packet fired $n times here, ${peer_n:-?} on the peer"
 [ $((n + ${peer_n:-0})) -gt 0 ]
 tap_result $? "packet-path allocations failed during the traffic"
 vm_barrier traffic-done 120
+
+# starve AFTER: once AFTER seconds have passed, every packet allocation
+# here fails for 2 s; then how many did goes to /tmp/starved.
+starve() {
+	sleep "$1"
+	arm vroce_fail_packet 100 N
+	sleep 2
+	fired vroce_fail_packet >/tmp/starved
+	disarm vroce_fail_packet
+}
+
+if [ "$VROCE_ROLE" = b ]; then
+	prog_serve starve 400 "rc_stress server ran to the end (A starved for 2 s)" \
+		"$stress" -d "$dev" -g "$gid4" -p $((port + 1)) -s --deadline 330 ||
+		sed 's/^/#   /' /tmp/srv.starve.log
+else
+	rm -f /tmp/starved
+	starve 6 &
+	starver=$!
+	if prog_drive starve 120 330 "$stress" -d "$dev" -g "$gid4" \
+		-p $((port + 1)) -n 4000 --timeout 20 --deadline 300 \
+		"$VROCE_PEER_IP4"; then
+		tap_result "$prog_rc" "rc_stress through 2 s with no packet memory: 4000 messages, exit status $prog_rc, $prog_secs s"
+	else
+		tap_fail "rc_stress server is listening (starvation)"
+	fi
+	wait "$starver"
+	n=$(cat /tmp/starved 2>/dev/null)
+	tap_diag "vroce_fail_packet fired ${n:-?} times in the 2 s without memory"
+	[ "${n:-0}" -gt 0 ] && [ "$n" -lt 2000 ]
+	tap_result $? "the send engine waited for memory instead of spinning (${n:-?} failed allocations in 2 s, fewer than 2000)"
+fi
+vm_barrier starve-done 120
 counters /tmp/hw
 for c in retransmits retry_timeouts; do
 	tap_diag "$c $(counter /tmp/hw $c)"

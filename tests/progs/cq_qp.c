@@ -43,16 +43,13 @@ static int to_rts(struct ibv_qp *qp)
 
 static int to_rts_nowhere(struct ibv_qp *qp)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTS, .timeout = 20, .retry_cnt = 7,
-		.rnr_retry = 7, .max_rd_atomic = 1,
+	const struct rc_path p = {
+		.rd_atomic = 1, .timeout = 20, .rnr_retry = 7,
 	};
 
 	if (loopback_rc_rtr(ctx, qp, gid, 0xfffff0))
 		return -1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return rc_to_rts(qp, &p);
 }
 
 static int to_err(struct ibv_qp *qp)

@@ -35,44 +35,17 @@
 static int connect_qp(struct ibv_qp *qp, int gid, const char *peer,
 		      uint32_t dqpn, uint32_t psn, int rd)
 {
-	struct ibv_qp_attr a;
+	union ibv_gid dgid = { .raw = { [10] = 0xff, [11] = 0xff } };
+	const struct rc_path p = {
+		.dqpn = dqpn, .rq_psn = psn, .sq_psn = 1, .dgid = &dgid,
+		.sgid_idx = gid, .dest_rd_atomic = rd, .rd_atomic = 1,
+		.min_rnr_timer = 12, .timeout = 14, .rnr_retry = 7,
+		.access = IBV_ACCESS_REMOTE_READ,
+	};
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_READ;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+	if (inet_pton(AF_INET, peer, &dgid.raw[12]) != 1)
 		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = psn;
-	a.max_dest_rd_atomic = rd;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.sgid_index = gid;
-	a.ah_attr.grh.hop_limit = 64;
-	a.ah_attr.grh.dgid.raw[10] = 0xff;
-	a.ah_attr.grh.dgid.raw[11] = 0xff;
-	if (inet_pton(AF_INET, peer, &a.ah_attr.grh.dgid.raw[12]) != 1)
-		return -1;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 1;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return rc_connect(qp, &p);
 }
 
 int main(int argc, char **argv)

@@ -416,19 +416,13 @@ out:
 static int server(struct env *e, int port)
 {
 	struct xchg_msg m;
-	int lfd, fd, err = 0;
+	int fd, err = 0;
 
-	lfd = xchg_listen(port);
-	if (lfd < 0) {
-		perror("err_order: listen");
+	fd = xchg_serve(port, 120000);
+	if (fd < 0) {
+		perror("err_order: no client");
 		return 1;
 	}
-	printf("listening on %d\n", port);
-	fflush(stdout);
-	fd = xchg_accept(lfd, 120000);
-	close(lfd);
-	if (fd < 0)
-		return 1;
 	while (!err) {
 		if (xchg_recv(fd, &m, 120000))
 			err = 1;

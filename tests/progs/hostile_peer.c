@@ -110,63 +110,21 @@ static struct ibv_qp *new_qp(struct victim *v, enum ibv_qp_type type)
 	return ibv_create_qp(v->pd, &ia);
 }
 
-static int to_init(struct ibv_qp *qp, int access)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = access,
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-}
-
 /* RESET -> INIT -> RTR (-> RTS if @rts) of an RC or UC QP. */
 static int connect_qp(struct victim *v, struct ibv_qp *qp, uint32_t dqpn,
 		      int rts)
 {
-	int rc = qp->qp_type == IBV_QPT_RC;
-	struct ibv_qp_attr a;
-	int mask;
-
-	if (to_init(qp, rc ? IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
-		    IBV_ACCESS_REMOTE_ATOMIC : IBV_ACCESS_REMOTE_WRITE))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = v->psn;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = v->dgid;
-	a.ah_attr.grh.sgid_index = v->gid;
-	a.ah_attr.grh.hop_limit = 64;
-	mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-	       IBV_QP_RQ_PSN;
-	if (rc) {
-		a.max_dest_rd_atomic = 4;
-		a.min_rnr_timer = 12;
-		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	}
-	if (ibv_modify_qp(qp, &a, mask))
-		return -1;
-	if (!rts)
-		return 0;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 1;
-	mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
-	if (rc) {
+	const struct rc_path p = {
+		.dqpn = dqpn, .rq_psn = v->psn, .sq_psn = 1, .dgid = &v->dgid,
+		.sgid_idx = v->gid, .dest_rd_atomic = 4, .rd_atomic = 1,
+		.min_rnr_timer = 12, .rnr_retry = 7,
 		/* 1 s: the crafter answers READs after a pause, not later */
-		a.timeout = 18;
-		a.retry_cnt = 7;
-		a.rnr_retry = 7;
-		a.max_rd_atomic = 1;
-		mask |= IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			IBV_QP_MAX_QP_RD_ATOMIC;
-	}
-	return ibv_modify_qp(qp, &a, mask);
+		.timeout = 18,
+	};
+
+	if (rc_connect_rtr(qp, &p))
+		return -1;
+	return rts ? rc_to_rts(qp, &p) : 0;
 }
 
 /* RECVS receive WQEs on @qp, slots @first... of the receive area. */
@@ -232,7 +190,7 @@ static int setup(struct victim *v)
 		return -1;
 	if (connect_qp(v, v->live, v->dqpn, 1) ||
 	    connect_qp(v, v->rtr, v->dqpn + 8, 0) ||
-	    to_init(v->init, IBV_ACCESS_REMOTE_WRITE) ||
+	    qp_to_init(v->init, IBV_ACCESS_REMOTE_WRITE) ||
 	    connect_qp(v, v->uc, v->dqpn + 9, 1) || ud_qp_rts(v->ud, QKEY))
 		return -1;
 	return post_recvs(v, v->live, 0) || post_recvs(v, v->uc, RECVS) ||

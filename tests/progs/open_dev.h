@@ -12,6 +12,8 @@
 #include <string.h>
 #include <infiniband/verbs.h>
 
+#include "rc_connect.h"
+
 static inline struct ibv_context *open_by_name(const char *name)
 {
 	struct ibv_device **list = ibv_get_device_list(NULL);
@@ -45,46 +47,29 @@ static inline int roce_v2_ipv4_gid(struct ibv_context *ctx)
 static inline int loopback_rc_rtr(struct ibv_context *ctx, struct ibv_qp *qp,
 				  int gid, uint32_t dest)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	union ibv_gid dgid;
+	struct rc_path p = {
+		.dqpn = dest, .dgid = &dgid, .sgid_idx = gid,
+		.dest_rd_atomic = 1, .min_rnr_timer = 1,
+		.access = IBV_ACCESS_REMOTE_WRITE,
 	};
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+	if (ibv_query_gid(ctx, 1, gid, &dgid))
 		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dest;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.sgid_index = gid;
-	a.ah_attr.grh.hop_limit = 1;
-	ibv_query_gid(ctx, 1, gid, &a.ah_attr.grh.dgid);
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	return rc_connect_rtr(qp, &p);
 }
 
 /* Moves an RC QP, connected to itself through GID @gid, to RTS. */
 static inline int loopback_rc_rts(struct ibv_context *ctx, struct ibv_qp *qp,
 				  int gid)
 {
-	struct ibv_qp_attr a = {};
+	const struct rc_path p = {
+		.rd_atomic = 1, .timeout = 14, .rnr_retry = 7,
+	};
 
 	if (loopback_rc_rtr(ctx, qp, gid, qp->qp_num))
 		return -1;
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return rc_to_rts(qp, &p);
 }
 
 /* Moves a UD QP through INIT (Q_Key @qkey) and RTR to RTS. */

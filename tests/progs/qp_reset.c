@@ -194,41 +194,17 @@ static void flow(struct env *e, int from, unsigned int round, uint32_t n)
 /* INIT, RTR towards the other QP, RTS, with PSNs of this round. */
 static int connect_qp(struct env *e, int side, uint32_t psn)
 {
-	struct ibv_qp *qp = e->s[side].qp;
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE,
+	union ibv_gid dgid;
+	const struct rc_path p = {
+		.dqpn = e->s[!side].qp->qp_num, .rq_psn = psn, .sq_psn = psn,
+		.dgid = &dgid, .sgid_idx = e->gid, .dest_rd_atomic = 1,
+		.rd_atomic = 1, .min_rnr_timer = 1, .timeout = 14,
+		.rnr_retry = 7, .access = IBV_ACCESS_REMOTE_WRITE,
 	};
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+	if (ibv_query_gid(e->ctx, 1, e->gid, &dgid))
 		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = e->s[!side].qp->qp_num;
-	a.rq_psn = psn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.sgid_index = e->gid;
-	a.ah_attr.grh.hop_limit = 1;
-	ibv_query_gid(e->ctx, 1, e->gid, &a.ah_attr.grh.dgid);
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = psn;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return rc_connect(e->s[side].qp, &p);
 }
 
 /* Both QPs connected, each with a full RQ whose first WQE is next. */

@@ -868,20 +868,12 @@ static int server(int port)
 	uint64_t slots = 0, slots_bad = 0, ctr = 0;
 	uint32_t done, want;
 	bool full, ctr_ok = true;
-	int lfd, r, i;
+	int r, i;
 
-	lfd = xchg_listen(port);
-	if (lfd < 0) {
-		fprintf(stderr, "%s: listen on %d: %s\n", prog, port,
-			strerror(errno));
-		return 1;
-	}
-	printf("listening on %d\n", port);
-	fflush(stdout);
-	nd.fd = xchg_accept(lfd, min_int(120000, ms_left()));
-	close(lfd);
+	nd.fd = xchg_serve(port, min_int(120000, ms_left()));
 	if (nd.fd < 0) {
-		fprintf(stderr, "%s: no client within 120 s\n", prog);
+		fprintf(stderr, "%s: no client on port %d within 120 s: %s\n",
+			prog, port, strerror(errno));
 		return 1;
 	}
 	if (xchg_recv(nd.fd, &m, 30000) || srv_hello(&m)) {

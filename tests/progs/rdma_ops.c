@@ -521,18 +521,10 @@ static uint64_t srv_bind(struct xchg_msg *m)
 static int server(int port)
 {
 	struct xchg_msg m;
-	int lfd, fd;
 	uint64_t st;
+	int fd;
 
-	lfd = xchg_listen(port);
-	if (lfd < 0) {
-		perror("rdma_ops: listen");
-		return 1;
-	}
-	printf("listening on %d\n", port);
-	fflush(stdout);
-	fd = xchg_accept(lfd, 120000);
-	close(lfd);
+	fd = xchg_serve(port, 120000);
 	if (fd < 0) {
 		fprintf(stderr, "rdma_ops: no client\n");
 		return 1;

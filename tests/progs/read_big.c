@@ -118,7 +118,7 @@ static int server(struct node *n, const char *dev, size_t len, int port)
 {
 	struct xchg_msg m;
 	size_t i;
-	int lfd, fd;
+	int fd;
 
 	if (setup(n, dev, len, IBV_ACCESS_LOCAL_WRITE |
 		  IBV_ACCESS_REMOTE_READ)) {
@@ -127,13 +127,7 @@ static int server(struct node *n, const char *dev, size_t len, int port)
 	}
 	for (i = 0; i < len / 8; i++)
 		n->buf[i] = word(i);
-	lfd = xchg_listen(port);
-	if (lfd < 0)
-		return 1;
-	printf("listening on %d\n", port);
-	fflush(stdout);
-	fd = xchg_accept(lfd, 120000);
-	close(lfd);
+	fd = xchg_serve(port, 120000);
 	if (fd < 0 || xchg_recv(fd, &m, 60000))
 		return 1;
 	if (connect_qp(n, &m)) {

@@ -135,39 +135,15 @@ static int objects_new(enum ibv_qp_type type, int with_srq)
 static int qp_connect(uint32_t dqpn, const uint8_t *gid)
 {
 	union ibv_gid dgid;
-	struct rc_path p = {
+	const struct rc_path p = {
 		.dqpn = dqpn, .dgid = &dgid, .sgid_idx = n.gid,
 		.dest_rd_atomic = 4, .rd_atomic = 4, .min_rnr_timer = 1,
 		.timeout = 14, .rnr_retry = 7,
 	};
-	struct ibv_qp_attr a;
 
+	/* UC takes no atomics, retries or read credits: rc_connect() knows. */
 	memcpy(dgid.raw, gid, sizeof(dgid.raw));
-	if (n.qp->qp_type == IBV_QPT_RC)
-		return rc_connect(n.qp, &p);
-	/* UC: no atomics, retries or read credits. */
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-	if (ibv_modify_qp(n.qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = IBV_MTU_1024;
-	a.dest_qp_num = dqpn;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = dgid;
-	a.ah_attr.grh.sgid_index = n.gid;
-	a.ah_attr.grh.hop_limit = 64;
-	if (ibv_modify_qp(n.qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
-		return -1;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	return ibv_modify_qp(n.qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	return rc_connect(n.qp, &p);
 }
 
 static int post_recv(unsigned int i)
@@ -396,15 +372,9 @@ static int srv_check(enum test t, unsigned int step)
 static int server(int port)
 {
 	struct xchg_msg m;
-	int lfd, fd, st;
+	int fd, st;
 
-	lfd = xchg_listen(port);
-	if (lfd < 0)
-		return 1;
-	printf("listening on %d\n", port);
-	fflush(stdout);
-	fd = xchg_accept(lfd, 120000);
-	close(lfd);
+	fd = xchg_serve(port, 120000);
 	if (fd < 0)
 		return 1;
 	for (;;) {

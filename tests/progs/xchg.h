@@ -66,17 +66,40 @@ static inline int xchg_listen(int port)
 	return fd;
 }
 
-/* Accepts one connection within @ms milliseconds, or returns -1. */
+/* Accepts one connection within @ms milliseconds, or -1 with errno set. */
 static inline int xchg_accept(int lfd, int ms)
 {
 	struct pollfd p = { .fd = lfd, .events = POLLIN };
-	int fd, one = 1;
+	int fd, one = 1, n = poll(&p, 1, ms);
 
-	if (poll(&p, 1, ms) != 1)
+	if (n != 1) {
+		if (!n)
+			errno = ETIMEDOUT;
 		return -1;
+	}
 	fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 	if (fd >= 0)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	return fd;
+}
+
+/*
+ * The server's side: listens on @port, says "listening on PORT" on stdout
+ * (the VM tests wait for it) and accepts one connection within @ms
+ * milliseconds; its socket, or -1 with errno set.
+ */
+static inline int xchg_serve(int port, int ms)
+{
+	int lfd = xchg_listen(port), fd, err;
+
+	if (lfd < 0)
+		return -1;
+	printf("listening on %d\n", port);
+	fflush(stdout);
+	fd = xchg_accept(lfd, ms);
+	err = errno;
+	close(lfd);
+	errno = err;
 	return fd;
 }
 

@@ -5,7 +5,10 @@
  * stages the pages of a scatterlist; an IB_WR_REG_MR work request then
  * registers them (in SQ order, like every local operation) under a key
  * the consumer chose, and LOCAL_INV or SEND with Invalidate end it. An
- * FRMR that is not registered grants nothing.
+ * FRMR that is not registered grants nothing. Each registration is a new
+ * struct vroce_frmr_map, published with RCU and freed a grace period
+ * after it ends, so that a packet racing a new registration sees the old
+ * one or the new one whole.
  *
  * Copyright (c) 2026 the vroce developers
  */
@@ -30,9 +33,8 @@ struct ib_mr *vroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		return ERR_PTR(-ENOMEM);
 	mr->frmr = true;
 	mr->max_pages = max_num_sg;
-	mr->pages = kvcalloc(max_num_sg, sizeof(*mr->pages), GFP_KERNEL);
 	mr->stage = kvcalloc(max_num_sg, sizeof(*mr->stage), GFP_KERNEL);
-	if (!mr->pages || !mr->stage)
+	if (!mr->stage)
 		goto free;
 	err = vroce_mr_publish(to_vdev(ibpd->device), mr);
 	if (err)
@@ -65,33 +67,58 @@ int vroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, vroce_set_page);
 }
 
+/* The registration the staged pages of @mr make, under @key. */
+static struct vroce_frmr_map *vroce_frmr_map_new(struct vroce_mr *mr,
+						 u32 key, int access)
+{
+	struct vroce_frmr_map *map;
+	u32 i, n = mr->nstaged;
+
+	if (!n || n > mr->max_pages)
+		return NULL;
+	/* The send engine's context: it may not sleep. */
+	map = vroce_fail_packet() ? NULL :
+	      kmalloc(struct_size(map, pages, n), GFP_ATOMIC);
+	if (!map)
+		return NULL;
+	/* Virtual DMA: the staged addresses are kernel virtual addresses. */
+	for (i = 0; i < n; i++)
+		map->pages[i] = virt_to_page((void *)(uintptr_t)mr->stage[i]);
+	map->x.pages = map->pages;
+	map->x.npages = n;
+	map->x.iova = mr->ibmr.iova;
+	map->x.length = mr->ibmr.length;
+	map->x.page_offset = mr->ibmr.iova - mr->stage[0];
+	map->x.key = key;
+	map->x.access = access;
+	return map;
+}
+
 /* An IB_WR_REG_MR WQE of a kernel QP; returns an IB_WC status. */
 u8 vroce_frmr_register(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 {
 	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
+	struct vroce_frmr_map *map = NULL;
 	struct vroce_mr *mr;
 	void *entry;
 	u8 status = IB_WC_MW_BIND_ERR;
-	u32 i;
 
 	xa_lock_bh(&vdev->keys);
 	entry = xa_load(&vdev->keys, vroce_key_index(w->u.bind.mr_lkey));
 	mr = xa_pointer_tag(entry) == VROCE_KEY_MR ? xa_untag_pointer(entry) :
 						    NULL;
-	if (!mr || !mr->frmr || mr->valid || mr->ibmr.pd != qp->ibqp.pd ||
-	    !mr->nstaged || !vroce_access_flags_valid(w->u.bind.access))
+	if (!mr || !mr->frmr || rcu_access_pointer(mr->map) ||
+	    mr->ibmr.pd != qp->ibqp.pd || !mr->nstaged ||
+	    !vroce_access_flags_valid(w->u.bind.access))
 		goto out;
-	/* Virtual DMA: the staged addresses are kernel virtual addresses. */
-	for (i = 0; i < mr->nstaged; i++)
-		mr->pages[i] = virt_to_page((void *)(uintptr_t)mr->stage[i]);
-	mr->npages = mr->nstaged;
-	mr->iova = mr->ibmr.iova;
-	mr->length = mr->ibmr.length;
-	mr->page_offset = mr->ibmr.iova - mr->stage[0];
-	mr->access = w->u.bind.access;
+	map = vroce_frmr_map_new(mr, w->u.bind.new_rkey, w->u.bind.access);
+	if (!map) {
+		status = IB_WC_GENERAL_ERR;
+		goto out;
+	}
 	mr->ibmr.lkey = w->u.bind.new_rkey;
 	mr->ibmr.rkey = w->u.bind.new_rkey;
-	mr->valid = true;
+	rcu_assign_pointer(mr->map, map);
 	status = IB_WC_SUCCESS;
 out:
 	xa_unlock_bh(&vdev->keys);

@@ -33,16 +33,18 @@ static int vroce_mr_page_map(struct vroce_mr *mr)
 	struct sg_page_iter iter;
 	u32 i = 0;
 
-	mr->npages = ib_umem_num_pages(mr->umem);
-	mr->pages = kvcalloc(mr->npages, sizeof(*mr->pages), GFP_KERNEL_ACCOUNT);
-	if (!mr->pages)
+	struct vroce_mr_xlate *x = &mr->x;
+
+	x->npages = ib_umem_num_pages(mr->umem);
+	x->pages = kvcalloc(x->npages, sizeof(*x->pages), GFP_KERNEL_ACCOUNT);
+	if (!x->pages)
 		return -ENOMEM;
 	for_each_sgtable_page(&mr->umem->sgt_append.sgt, &iter, 0) {
-		if (WARN_ON(i >= mr->npages))
+		if (WARN_ON(i >= x->npages))
 			break;
-		mr->pages[i++] = sg_page_iter_page(&iter);
+		x->pages[i++] = sg_page_iter_page(&iter);
 	}
-	mr->page_offset = ib_umem_offset(mr->umem);
+	x->page_offset = ib_umem_offset(mr->umem);
 	return 0;
 }
 
@@ -62,16 +64,25 @@ int vroce_mr_publish(struct vroce_dev *vdev, struct vroce_mr *mr)
 		atomic_dec(&vdev->n_mr);
 		return err;
 	}
+	mr->x.key = key;
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
 	return 0;
 }
 
-/* Unpins the pages of @mr; no copy may use them any more. */
+/*
+ * Unpins the pages of @mr; no copy may use them any more. An FRMR's
+ * registration goes after a grace period: lookups read it before they
+ * take a reference.
+ */
 static void vroce_mr_unpin(struct vroce_mr *mr)
 {
-	kvfree(mr->pages);
-	mr->pages = NULL;
+	struct vroce_frmr_map *map = rcu_replace_pointer(mr->map, NULL, true);
+
+	if (map)
+		kfree_rcu(map, rcu);
+	kvfree(mr->x.pages);
+	mr->x.pages = NULL;
 	kvfree(mr->stage);
 	mr->stage = NULL;
 	if (mr->umem)
@@ -117,9 +128,9 @@ static struct vroce_mr *vroce_mr_build(struct ib_pd *ibpd, u64 start,
 	err = vroce_mr_page_map(mr);
 	if (err)
 		goto free;
-	mr->iova = iova;
-	mr->length = length;
-	mr->access = access;
+	mr->x.iova = iova;
+	mr->x.length = length;
+	mr->x.access = access;
 	return mr;
 free:
 	vroce_mr_free(mr);
@@ -155,8 +166,8 @@ struct ib_mr *vroce_get_dma_mr(struct ib_pd *ibpd, int access)
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	mr->dma = true;
-	mr->access = access;
-	mr->length = U64_MAX;
+	mr->x.access = access;
+	mr->x.length = U64_MAX;
 	err = vroce_mr_publish(to_vdev(ibpd->device), mr);
 	if (err) {
 		kfree(mr);
@@ -229,6 +240,7 @@ static int vroce_mr_replace(struct vroce_dev *vdev, struct vroce_mr *old,
 	void *prev;
 
 	refcount_set(&mr->ref, 1);
+	mr->x.key = old->x.key;
 	mr->ibmr.lkey = old->ibmr.lkey;
 	mr->ibmr.rkey = old->ibmr.rkey;
 	xa_lock_bh(&vdev->keys);
@@ -271,11 +283,11 @@ struct ib_mr *vroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 		return ERR_PTR(-EBUSY);
 	if (!(flags & IB_MR_REREG_TRANS)) {
 		start = (u64)old->umem->address;
-		length = old->length;
-		iova = old->iova;
+		length = old->x.length;
+		iova = old->x.iova;
 	}
 	if (!(flags & IB_MR_REREG_ACCESS))
-		access = old->access;
+		access = old->x.access;
 	if (!(flags & IB_MR_REREG_PD))
 		ibpd = ibmr->pd;
 	mr = vroce_mr_build(ibpd, start, length, iova, access, udata);

@@ -94,6 +94,7 @@ static int vroce_mw_bind_check(struct vroce_qp *qp, struct vroce_mw *mw,
 			       struct vroce_mr *mr,
 			       const struct vroce_send_wqe *w)
 {
+	const struct vroce_mr_xlate *x;
 	int access;
 
 	if (!mw || mw->ibmw.pd != qp->ibqp.pd)
@@ -108,15 +109,16 @@ static int vroce_mw_bind_check(struct vroce_qp *qp, struct vroce_mw *mw,
 		return -IB_WC_MW_BIND_ERR;
 	if (!w->u.bind.length)
 		return access;
-	if (!mr || mr->ibmr.lkey != w->u.bind.mr_lkey ||
+	x = mr ? vroce_mr_xlate(mr) : NULL;
+	if (!x || x->key != w->u.bind.mr_lkey ||
 	    mr->ibmr.pd != qp->ibqp.pd || mr->dma ||
-	    !(mr->access & IB_ACCESS_MW_BIND) ||
-	    !vroce_range_ok(mr->iova, mr->length, w->u.bind.addr,
+	    !(x->access & IB_ACCESS_MW_BIND) ||
+	    !vroce_range_ok(x->iova, x->length, w->u.bind.addr,
 			    w->u.bind.length))
 		return -IB_WC_MW_BIND_ERR;
 	/* Remote writes and atomics need a locally writable MR. */
 	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
-	    !(mr->access & IB_ACCESS_LOCAL_WRITE))
+	    !(x->access & IB_ACCESS_LOCAL_WRITE))
 		return -IB_WC_MW_BIND_ERR;
 	return access;
 }
@@ -161,13 +163,17 @@ int vroce_key_invalidate(struct vroce_qp *qp, u32 rkey, bool remote)
 	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vroce_mw *mw;
 	struct vroce_mr *mr;
+	struct vroce_frmr_map *map;
 	int err = -EINVAL;
 
 	xa_lock_bh(&vdev->keys);
 	mr = vroce_key_obj(vdev, rkey, VROCE_KEY_MR);
-	if (mr && mr->frmr && mr->valid && mr->ibmr.rkey == rkey &&
-	    mr->ibmr.pd == qp->ibqp.pd) {
-		mr->valid = false;
+	map = mr && mr->frmr ? rcu_dereference_protected(mr->map,
+		lockdep_is_held(&vdev->keys.xa_lock)) : NULL;
+	if (map && map->x.key == rkey && mr->ibmr.pd == qp->ibqp.pd) {
+		/* Copies running hold the registration until they end. */
+		RCU_INIT_POINTER(mr->map, NULL);
+		kfree_rcu(map, rcu);
 		err = 0;
 	}
 	mw = vroce_key_obj(vdev, rkey, VROCE_KEY_MW);

@@ -7,10 +7,13 @@
  * A reference keeps an MR's struct, not its pages: dereg_mr unpins at
  * once an MR nobody holds (its count goes from 1 to 0, so no lookup can
  * take it after); one that is held it revokes, waits one RCU grace period
- * and unpins, however long a peer holds a reference. So every copy into or out of an MR looks at the revoked flag
- * first, in the same RCU read-side section as the copy: a revoked MR
- * moves no more bytes (-EACCES), and once the grace period is over no
- * copy can still be running.
+ * and unpins, however long a peer holds a reference. So every copy into
+ * or out of an MR looks at the revoked flag first, in the same RCU
+ * read-side section as the copy: a revoked MR moves no more bytes
+ * (-EACCES), and once the grace period is over no copy can still be
+ * running. An FRMR's translation changes with each registration: a copy
+ * takes it once (vroce_mr_xlate()) in its RCU section and checks its range
+ * against that, so it never mixes two registrations.
  *
  * Copyright (c) 2026 the vroce developers
  */
@@ -19,10 +22,26 @@
 #include "vroce.h"
 #include "core/roce.h"
 
+/*
+ * The translation of @mr in force: under rcu_read_lock() or the key
+ * table's lock; NULL for an FRMR that is not registered.
+ */
+const struct vroce_mr_xlate *vroce_mr_xlate(struct vroce_mr *mr)
+{
+	struct vroce_frmr_map *map;
+
+	if (!mr->frmr)
+		return &mr->x;
+	map = rcu_dereference_check(mr->map,
+				    lockdep_is_held(&to_vdev(mr->ibmr.device)->keys.xa_lock));
+	return map ? &map->x : NULL;
+}
+
 /* Looks up the MR of @key in @pd; takes a reference. */
 struct vroce_mr *vroce_mr_get(struct vroce_dev *vdev, u32 key,
 			      struct ib_pd *pd)
 {
+	const struct vroce_mr_xlate *x;
 	struct vroce_mr *mr;
 	void *entry;
 
@@ -31,8 +50,8 @@ struct vroce_mr *vroce_mr_get(struct vroce_dev *vdev, u32 key,
 	entry = xa_load(&vdev->keys, vroce_key_index(key));
 	mr = xa_pointer_tag(entry) == VROCE_KEY_MR ? xa_untag_pointer(entry) :
 						    NULL;
-	if (mr && (mr->ibmr.lkey != key || mr->ibmr.pd != pd ||
-		   (mr->frmr && !READ_ONCE(mr->valid))))
+	x = mr ? vroce_mr_xlate(mr) : NULL;
+	if (!x || x->key != key || mr->ibmr.pd != pd)
 		mr = NULL;
 	if (mr && !refcount_inc_not_zero(&mr->ref))
 		mr = NULL;
@@ -55,27 +74,39 @@ void vroce_mr_put(struct vroce_mr *mr)
  */
 bool vroce_mr_live(struct vroce_mr *mr)
 {
-	if (mr->frmr && !READ_ONCE(mr->valid))
+	if (mr->frmr && !rcu_access_pointer(mr->map))
 		return false;
 	return !READ_ONCE(mr->revoked);
 }
 
 /*
- * Whether [@iova, @iova + @len) is within @mr's translation now, as read
- * in the copy's RCU section: an FRMR registered again since the range was
- * checked may map less; never index past its page map.
+ * The translation of @mr in the copy's RCU section, if @mr moves bytes
+ * and [@iova, @iova + @len) is within it: an FRMR registered again since
+ * the range was checked may map less; never index past its page map.
  */
-static bool vroce_mr_span_ok(struct vroce_mr *mr, u64 iova, u64 len)
+static const struct vroce_mr_xlate *vroce_mr_span(struct vroce_mr *mr,
+						  u64 iova, u64 len)
 {
+	const struct vroce_mr_xlate *x = vroce_mr_xlate(mr);
 	u64 off;
 
+	if (!x || READ_ONCE(mr->revoked))
+		return NULL;
 	if (mr->dma)
-		return true;
-	if (!vroce_range_ok(mr->iova, mr->length, iova, len))
-		return false;
-	off = iova - mr->iova + mr->page_offset;
-	return len <= (u64)mr->npages * PAGE_SIZE &&
-	       off <= (u64)mr->npages * PAGE_SIZE - len;
+		return x;
+	if (!vroce_range_ok(x->iova, x->length, iova, len))
+		return NULL;
+	off = iova - x->iova + x->page_offset;
+	if (len > (u64)x->npages * PAGE_SIZE ||
+	    off > (u64)x->npages * PAGE_SIZE - len)
+		return NULL;
+	return x;
+}
+
+/* The offset of @iova in the page map of @x (within it). */
+static u64 vroce_xlate_off(const struct vroce_mr_xlate *x, u64 iova)
+{
+	return iova - x->iova + x->page_offset;
 }
 
 /*
@@ -87,14 +118,16 @@ static struct vroce_mr *vroce_remote_ok(struct vroce_qp *qp, void *obj,
 					int tag, u32 rkey, u64 *va, u64 len,
 					int access)
 {
+	const struct vroce_mr_xlate *x;
 	struct vroce_mr *mr = obj;
 	struct vroce_mw *mw = obj;
 	bool zb;
 
 	if (tag == VROCE_KEY_MR) {
-		if (mr->ibmr.rkey != rkey || mr->ibmr.pd != qp->ibqp.pd ||
-		    mr->dma || (mr->frmr && !mr->valid) || (mr->access & access) != access ||
-		    !vroce_range_ok(mr->iova, mr->length, *va, len))
+		x = vroce_mr_xlate(mr);
+		if (!x || x->key != rkey || mr->ibmr.pd != qp->ibqp.pd ||
+		    mr->dma || (x->access & access) != access ||
+		    !vroce_range_ok(x->iova, x->length, *va, len))
 			return NULL;
 		return mr;
 	}
@@ -158,17 +191,19 @@ struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 *va,
 int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, bool cmp_swap,
 		    u64 swap_add, u64 compare, u64 *orig)
 {
+	const struct vroce_mr_xlate *x;
 	int err = -EACCES;
 	u64 off;
 	u8 *va;
 	u64 *p;
 
 	rcu_read_lock();
-	off = iova - mr->iova + mr->page_offset;
-	if (off & 7)
+	x = vroce_mr_span(mr, iova, 8);
+	off = x ? vroce_xlate_off(x, iova) : 0;
+	if (x && (off & 7)) {
 		err = -EINVAL;
-	else if (vroce_mr_live(mr) && vroce_mr_span_ok(mr, iova, 8)) {
-		va = kmap_local_page(mr->pages[off >> PAGE_SHIFT]);
+	} else if (x) {
+		va = kmap_local_page(x->pages[off >> PAGE_SHIFT]);
 		p = (u64 *)(va + (off & ~PAGE_MASK));
 		if (cmp_swap)
 			*orig = cmpxchg64(p, compare, swap_add);
@@ -181,14 +216,17 @@ int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, bool cmp_swap,
 	return err;
 }
 
-/* Copies @len bytes between @buf and the MR at @iova (checked already). */
-static void vroce_mr_copy_live(struct vroce_mr *mr, u64 iova, void *buf,
-			       u32 len, bool to_mr)
+/*
+ * Copies @len bytes between @buf and the MR of translation @x at @iova
+ * (checked already).
+ */
+static void vroce_mr_copy_live(const struct vroce_mr_xlate *x, u64 iova,
+			       void *buf, u32 len, bool to_mr)
 {
-	u64 off = iova - mr->iova + mr->page_offset;
+	u64 off = vroce_xlate_off(x, iova);
 
 	/* The DMA addresses of this device are kernel virtual addresses. */
-	if (mr->dma) {
+	if (!x->pages) {
 		if (to_mr)
 			memcpy((void *)(uintptr_t)iova, buf, len);
 		else
@@ -196,7 +234,7 @@ static void vroce_mr_copy_live(struct vroce_mr *mr, u64 iova, void *buf,
 		return;
 	}
 	while (len) {
-		struct page *page = mr->pages[off >> PAGE_SHIFT];
+		struct page *page = x->pages[off >> PAGE_SHIFT];
 		u32 in_page = off & ~PAGE_MASK;
 		u32 n = min_t(u32, len, PAGE_SIZE - in_page);
 		u8 *va = kmap_local_page(page);
@@ -219,17 +257,37 @@ static void vroce_mr_copy_live(struct vroce_mr *mr, u64 iova, void *buf,
 int vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
 		  bool to_mr)
 {
+	const struct vroce_mr_xlate *x;
 	int err = 0;
 
 	rcu_read_lock();
-	if (vroce_mr_live(mr) && vroce_mr_span_ok(mr, iova, len))
-		vroce_mr_copy_live(mr, iova, buf, len, to_mr);
+	x = vroce_mr_span(mr, iova, len);
+	if (x)
+		vroce_mr_copy_live(x, iova, buf, len, to_mr);
 	else
 		err = -EACCES;
 	rcu_read_unlock();
 	if (err && !to_mr)
 		memset(buf, 0, len);
 	return err;
+}
+
+/*
+ * Whether @mr, under @key, grants local @access to [@addr, @addr + @len)
+ * now; a copy checks its range again (an FRMR may be registered anew).
+ */
+static bool vroce_mr_local_ok(struct vroce_mr *mr, u32 key, int access,
+			      u64 addr, u64 len)
+{
+	const struct vroce_mr_xlate *x;
+	bool ok;
+
+	rcu_read_lock();
+	x = vroce_mr_xlate(mr);
+	ok = x && x->key == key && (x->access & access) == access &&
+	     vroce_range_ok(x->iova, x->length, addr, len);
+	rcu_read_unlock();
+	return ok;
 }
 
 /*
@@ -250,10 +308,9 @@ static int vroce_sgl_check(struct vroce_qp *qp, const struct vroce_sge *sge,
 			continue;
 		mrs[i] = vroce_mr_get(vdev, sge[i].lkey, qp->ibqp.pd);
 		/* A DMA MR (kernel PDs only) serves kernel QPs only. */
-		if (!mrs[i] || (mrs[i]->access & access) != access ||
-		    (mrs[i]->dma && qp->ibqp.uobject) ||
-		    !vroce_range_ok(mrs[i]->iova, mrs[i]->length, sge[i].addr,
-				    sge[i].length)) {
+		if (!mrs[i] || (mrs[i]->dma && qp->ibqp.uobject) ||
+		    !vroce_mr_local_ok(mrs[i], sge[i].lkey, access,
+				       sge[i].addr, sge[i].length)) {
 			vroce_sgl_put(mrs, i + 1);
 			return -IB_WC_LOC_PROT_ERR;
 		}
@@ -346,20 +403,23 @@ int vroce_mr_pages(struct vroce_mr *mr, u64 iova, u32 len,
 		   int (*fn)(void *ctx, struct page *page, u32 off, u32 n),
 		   void *ctx)
 {
+	const struct vroce_mr_xlate *x;
 	u32 in_page, n;
 	int err = 0;
-	u64 off;
+	u64 off = 0;
 
 	if (mr->dma)
 		return -EOPNOTSUPP;
 	rcu_read_lock();
-	off = iova - mr->iova + mr->page_offset;
-	if (!vroce_mr_live(mr) || !vroce_mr_span_ok(mr, iova, len))
+	x = vroce_mr_span(mr, iova, len);
+	if (x)
+		off = vroce_xlate_off(x, iova);
+	else
 		err = -EACCES;
 	while (!err && len) {
 		in_page = off & ~PAGE_MASK;
 		n = min_t(u32, len, PAGE_SIZE - in_page);
-		err = fn(ctx, mr->pages[off >> PAGE_SHIFT], in_page, n);
+		err = fn(ctx, x->pages[off >> PAGE_SHIFT], in_page, n);
 		off += n;
 		len -= n;
 	}

@@ -187,18 +187,37 @@ struct vroce_cq {
 	bool broken;			/* overflowed or ring broken */
 };
 
+/*
+ * Where an MR's bytes are, and who may reach them. Fixed for the life of
+ * a user or DMA MR (in the MR itself); an FRMR gets a new one at each
+ * registration (struct vroce_frmr_map), so that a packet reads one
+ * registration whole, never fields of two.
+ */
+struct vroce_mr_xlate {
+	u64 iova;
+	u64 length;
+	struct page **pages;		/* page map; NULL for a DMA MR */
+	u32 npages;
+	u32 page_offset;		/* of the first byte in pages[0] */
+	u32 key;			/* its lkey and rkey */
+	int access;
+};
+
+/* One registration of an FRMR: published with RCU, never changed. */
+struct vroce_frmr_map {
+	struct rcu_head rcu;
+	struct vroce_mr_xlate x;
+	struct page *pages[];
+};
+
 struct vroce_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;		/* NULL for a DMA MR */
-	struct page **pages;		/* page map, fixed for the MR's life */
-	u32 npages;
-	u32 page_offset;		/* of the first byte in pages[0] */
-	u64 iova;
-	u64 length;
-	int access;
+	struct vroce_mr_xlate x;	/* user and DMA MRs */
+	/* FRMR: the registration in force, NULL while not registered. */
+	struct vroce_frmr_map __rcu *map;
 	bool dma;
 	bool frmr;			/* fast registration (kernel FRWR) */
-	bool valid;			/* FRMR: registered, not invalidated */
 	u64 *stage;			/* FRMR: page addresses map_mr_sg set */
 	u32 nstaged;
 	u32 max_pages;
@@ -509,6 +528,7 @@ int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, bool cmp_swap,
 		    u64 swap_add, u64 compare, u64 *orig);
 void vroce_mr_put(struct vroce_mr *mr);
 bool vroce_mr_live(struct vroce_mr *mr);
+const struct vroce_mr_xlate *vroce_mr_xlate(struct vroce_mr *mr);
 void vroce_sgl_put(struct vroce_mr **mrs, u32 n);
 int vroce_sgl_prepare(struct vroce_qp *qp, struct vroce_sgl *sgl,
 		      const struct vroce_sge *sge, u32 n, int access);

@@ -33,6 +33,9 @@ struct ib_mr *vroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 		return ERR_PTR(-ENOMEM);
 	mr->frmr = true;
 	mr->max_pages = max_num_sg;
+	/* Lookups read them as soon as the key is published. */
+	mr->ibmr.device = ibpd->device;
+	mr->ibmr.pd = ibpd;
 	mr->stage = kvcalloc(max_num_sg, sizeof(*mr->stage), GFP_KERNEL);
 	if (!mr->stage)
 		goto free;
@@ -94,7 +97,10 @@ static struct vroce_frmr_map *vroce_frmr_map_new(struct vroce_mr *mr,
 	return map;
 }
 
-/* An IB_WR_REG_MR WQE of a kernel QP; returns an IB_WC status. */
+/*
+ * An IB_WR_REG_MR WQE of a kernel QP; returns an IB_WC status, or
+ * VROCE_WC_NOMEM: try again when there is memory.
+ */
 u8 vroce_frmr_register(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 {
 	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
@@ -111,9 +117,13 @@ u8 vroce_frmr_register(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 	    mr->ibmr.pd != qp->ibqp.pd || !mr->nstaged ||
 	    !vroce_access_flags_valid(w->u.bind.access))
 		goto out;
+	/* The new key names the MR's own slot of the key table. */
+	if (vroce_key_index(w->u.bind.new_rkey) !=
+	    vroce_key_index(w->u.bind.mr_lkey))
+		goto out;
 	map = vroce_frmr_map_new(mr, w->u.bind.new_rkey, w->u.bind.access);
 	if (!map) {
-		status = IB_WC_GENERAL_ERR;
+		status = VROCE_WC_NOMEM;
 		goto out;
 	}
 	mr->ibmr.lkey = w->u.bind.new_rkey;

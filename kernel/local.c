@@ -69,7 +69,7 @@ void vroce_local_read(const struct vroce_local_pkt *lp, u32 pos, void *buf,
 			continue;
 		}
 		m = min(len, pc->len - pos);
-		vroce_mr_copy(pc->mr, pc->iova + pos, buf, m, false);
+		vroce_mr_copy(pc->mr, pc->key, pc->iova + pos, buf, m, false);
 		buf += m;
 		len -= m;
 		pos = 0;

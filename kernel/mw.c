@@ -171,9 +171,13 @@ int vroce_key_invalidate(struct vroce_qp *qp, u32 rkey, bool remote)
 	map = mr && mr->frmr ? rcu_dereference_protected(mr->map,
 		lockdep_is_held(&vdev->keys.xa_lock)) : NULL;
 	if (map && map->x.key == rkey && mr->ibmr.pd == qp->ibqp.pd) {
-		/* Copies running hold the registration until they end. */
+		/*
+		 * The map goes after a grace period; the pages are the
+		 * ULP's again once the copies that took them have ended.
+		 */
 		RCU_INIT_POINTER(mr->map, NULL);
 		kfree_rcu(map, rcu);
+		vroce_mr_wait_copies(mr);
 		err = 0;
 	}
 	mw = vroce_key_obj(vdev, rkey, VROCE_KEY_MW);

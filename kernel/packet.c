@@ -171,6 +171,7 @@ static int vroce_skb_add_tail(struct sk_buff *skb, u32 pad)
 struct vroce_src {
 	struct vroce_sgl *sgl;
 	struct vroce_mr *mr;
+	u32 key;		/* of @mr's registration that was checked */
 	u64 pos;
 };
 
@@ -181,7 +182,7 @@ static int vroce_src_pages(const struct vroce_src *src, u32 len,
 {
 	if (src->sgl)
 		return vroce_sgl_pages(src->sgl, src->pos, len, fn, ctx);
-	return vroce_mr_pages(src->mr, src->pos, len, fn, ctx);
+	return vroce_mr_pages(src->mr, src->key, src->pos, len, fn, ctx);
 }
 
 /*
@@ -207,8 +208,8 @@ static struct sk_buff *vroce_pkt_build_src(const struct vroce_txpkt *t,
 		if (skb && src->sgl)
 			err = vroce_sgl_read(src->sgl, src->pos, p, t->paylen);
 		else if (skb && t->paylen)
-			err = vroce_mr_copy(src->mr, src->pos, p, t->paylen,
-					    false);
+			err = vroce_mr_copy(src->mr, src->key, src->pos, p,
+					    t->paylen, false);
 		if (skb && err == -EACCES) {
 			kfree_skb(skb);
 			return NULL;
@@ -236,9 +237,9 @@ struct sk_buff *vroce_pkt_build_sgl(const struct vroce_txpkt *t,
 }
 
 struct sk_buff *vroce_pkt_build_mr(const struct vroce_txpkt *t,
-				   struct vroce_mr *mr, u64 iova)
+				   struct vroce_mr *mr, u32 key, u64 iova)
 {
-	struct vroce_src src = { .mr = mr, .pos = iova };
+	struct vroce_src src = { .mr = mr, .key = key, .pos = iova };
 
 	return vroce_pkt_build_src(t, &src);
 }

@@ -225,10 +225,19 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	mutex_unlock(&qp->state_lock);
 	vroce_qp_put(qp);
 	wait_for_completion(&qp->released);
-	/* Then the engine and the timers, which kick each other. */
-	WRITE_ONCE(qp->dying, true);
-	if (!vroce_qp_is_ud(qp))
+	/*
+	 * Then the engine and the timers, which kick each other. The flag is
+	 * set under the requester's lock, under which the engine and the
+	 * receive path arm the timers: none is armed after comp_stop.
+	 */
+	if (vroce_qp_is_ud(qp)) {
+		WRITE_ONCE(qp->dying, true);
+	} else {
+		spin_lock_bh(&qp->req.lock);
+		WRITE_ONCE(qp->dying, true);
+		spin_unlock_bh(&qp->req.lock);
 		vroce_comp_stop(qp);
+	}
 	cancel_work_sync(&qp->tx_work);
 	/* The engine read it to take references (refused since 0). */
 	kfree_rcu(qp->ref, rcu);

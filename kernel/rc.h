@@ -96,6 +96,7 @@ struct vroce_res {
 	u32 msn;			/* the MSN its answers carry */
 	struct vroce_rd_cursor rd;	/* READ: what remains to send */
 	struct vroce_mr *mr;		/* READ: held while rd.active */
+	u32 mr_key;			/* the key of its checked registration */
 };
 
 /* The responder: expected PSN, the message in progress, resources. */
@@ -115,6 +116,7 @@ struct vroce_resp {
 	u32 off;
 	/* RDMA WRITE in progress. */
 	struct vroce_mr *wmr;
+	u32 wkey;			/* the key of wmr's checked registration */
 	u64 wva;
 	u32 wleft;
 	u32 wlen;

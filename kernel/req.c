@@ -591,6 +591,10 @@ static int vroce_req_local(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 		status = vroce_frmr_register(qp, w);
 	else if (vroce_key_invalidate(qp, w->imm_data, false))
 		status = IB_WC_LOC_PROT_ERR;
+	if (status == VROCE_WC_NOMEM) {
+		vroce_comp_nomem(qp);
+		return VROCE_TX_WAIT;
+	}
 	req->next++;
 	if (status != IB_WC_SUCCESS) {
 		vroce_req_fail(qp, status);

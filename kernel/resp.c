@@ -345,13 +345,13 @@ static struct sk_buff *vroce_resp_read_skb(struct vroce_qp *qp,
 	t.opcode = ops[pos];
 	t.linear = vroce_qp_tx_linear(qp);
 	/* The MR's pages go out as fragments, without a copy, if they may. */
-	skb = t.paylen ? vroce_pkt_build_mr(&t, res->mr, va) :
+	skb = t.paylen ? vroce_pkt_build_mr(&t, res->mr, res->mr_key, va) :
 			 vroce_pkt_build(&t, &p, GFP_ATOMIC);
 	if (skb && !refcount_inc_not_zero(&qp->ref->count)) {
 		kfree_skb(skb);		/* the QP is being destroyed */
 		skb = NULL;
 	}
-	revoked = !skb && t.paylen && !vroce_mr_live(res->mr);
+	revoked = !skb && t.paylen && !vroce_mr_live(res->mr, res->mr_key);
 	if (!res->rd.active || !skb)
 		vroce_res_stop(res);	/* done; or the requester asks again */
 	*psn = t.psn;
@@ -583,7 +583,8 @@ static enum vroce_verdict vroce_resp_write(struct vroce_qp *qp,
 		if (reth.dma_len) {
 			resp->wmr = vroce_mr_get_remote(qp, reth.rkey, &reth.va,
 							reth.dma_len,
-							IB_ACCESS_REMOTE_WRITE);
+							IB_ACCESS_REMOTE_WRITE,
+							&resp->wkey);
 			if (!resp->wmr)
 				return VROCE_RESP_ACCESS_ERR;
 		}
@@ -611,7 +612,8 @@ static enum vroce_verdict vroce_resp_write(struct vroce_qp *qp,
 		}
 	}
 	/* An MR deregistered since the first packet takes no more bytes. */
-	if (pkt->paylen && vroce_mr_write_pkt(resp->wmr, resp->wva, pkt))
+	if (pkt->paylen &&
+	    vroce_mr_write_pkt(resp->wmr, resp->wkey, resp->wva, pkt))
 		return VROCE_RESP_ACCESS_ERR;
 	resp->wva += pkt->paylen;
 	resp->wleft -= pkt->paylen;
@@ -661,6 +663,7 @@ static enum vroce_verdict vroce_resp_read(struct vroce_qp *qp,
 {
 	struct vroce_resp *resp = &qp->resp;
 	struct vroce_mr *mr = NULL;
+	u32 mr_key = 0;
 	struct vroce_reth reth;
 	struct vroce_res *res;
 	u32 npkts;
@@ -674,7 +677,7 @@ static enum vroce_verdict vroce_resp_read(struct vroce_qp *qp,
 		return VROCE_RESP_INV_REQ;
 	if (reth.dma_len) {
 		mr = vroce_mr_get_remote(qp, reth.rkey, &reth.va, reth.dma_len,
-					 IB_ACCESS_REMOTE_READ);
+					 IB_ACCESS_REMOTE_READ, &mr_key);
 		if (!mr)
 			return VROCE_RESP_ACCESS_ERR;
 	}
@@ -688,6 +691,7 @@ static enum vroce_verdict vroce_resp_read(struct vroce_qp *qp,
 	res->msn = ++resp->msn;
 	/* The resource holds the MR until its last response is built. */
 	res->mr = mr;
+	res->mr_key = mr_key;
 	vroce_rd_start(&res->rd, pkt->bth.psn, reth.va, reth.dma_len);
 	/* The responses use the PSNs up to the last one. */
 	resp->epsn = vroce_psn_add(resp->epsn, npkts - 1);
@@ -703,6 +707,7 @@ static enum vroce_verdict vroce_resp_atomic(struct vroce_qp *qp,
 	struct vroce_atmeth a;
 	struct vroce_res *res;
 	struct vroce_mr *mr;
+	u32 mr_key;
 	u64 orig;
 	int err;
 
@@ -711,10 +716,10 @@ static enum vroce_verdict vroce_resp_atomic(struct vroce_qp *qp,
 	if (a.va & 7 || !vroce_resp_rd_room(qp))
 		return VROCE_RESP_INV_REQ;
 	mr = vroce_mr_get_remote(qp, a.rkey, &a.va, sizeof(u64),
-				 IB_ACCESS_REMOTE_ATOMIC);
+				 IB_ACCESS_REMOTE_ATOMIC, &mr_key);
 	if (!mr)
 		return VROCE_RESP_ACCESS_ERR;
-	err = vroce_mr_atomic(mr, a.va,
+	err = vroce_mr_atomic(mr, mr_key, a.va,
 			      pkt->bth.opcode == VROCE_OP_RC_CMP_SWAP,
 			      a.swap_add, a.compare, &orig);
 	vroce_mr_put(mr);
@@ -865,6 +870,7 @@ static enum vroce_verdict vroce_resp_duplicate(struct vroce_qp *qp,
 	u32 psn = pkt->bth.psn;
 	struct vroce_reth reth;
 	struct vroce_mr *mr = NULL;
+	u32 mr_key = 0;
 	struct vroce_res *res = NULL;
 	long long len;
 	u32 i;
@@ -903,13 +909,15 @@ static enum vroce_verdict vroce_resp_duplicate(struct vroce_qp *qp,
 		if (reth.dma_len) {
 			mr = vroce_mr_get_remote(qp, reth.rkey, &reth.va,
 						 reth.dma_len,
-						 IB_ACCESS_REMOTE_READ);
+						 IB_ACCESS_REMOTE_READ,
+						 &mr_key);
 			if (!mr)
 				return VROCE_RESP_ACCESS_ERR;
 		}
 		/* Its responses start again from there, nothing built yet. */
 		vroce_res_stop(res);
 		res->mr = mr;
+		res->mr_key = mr_key;
 		vroce_rd_start(&res->rd, psn, reth.va, reth.dma_len);
 		if ((s32)(res->idx - resp->res_tail) < 0)
 			resp->res_tail = res->idx;

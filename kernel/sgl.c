@@ -67,30 +67,33 @@ void vroce_mr_put(struct vroce_mr *mr)
 }
 
 /*
- * Whether @mr still moves bytes: under rcu_read_lock() before a copy (or,
- * with a reference held, as a check that may turn stale at once). An
- * FRMR no longer registered (invalidated) moves none either: a READ still
- * being answered from it must not read pages its ULP has let go.
+ * Whether @mr still moves bytes for a holder that found it under MR key
+ * @key (a check that may turn stale at once). An FRMR no longer
+ * registered under @key (invalidated, maybe registered anew) moves none
+ * either: a READ still being answered from it must not read pages its
+ * ULP has let go, nor those of its next registration.
  */
-bool vroce_mr_live(struct vroce_mr *mr)
+bool vroce_mr_live(struct vroce_mr *mr, u32 key)
 {
-	if (mr->frmr && !rcu_access_pointer(mr->map))
-		return false;
-	return !READ_ONCE(mr->revoked);
+	const struct vroce_mr_xlate *x;
+	bool live;
+
+	rcu_read_lock();
+	x = vroce_mr_xlate(mr);
+	live = x && x->key == key && !READ_ONCE(mr->revoked);
+	rcu_read_unlock();
+	return live;
 }
 
-/*
- * The translation of @mr in the copy's RCU section, if @mr moves bytes
- * and [@iova, @iova + @len) is within it: an FRMR registered again since
- * the range was checked may map less; never index past its page map.
- */
-static const struct vroce_mr_xlate *vroce_mr_span(struct vroce_mr *mr,
-						  u64 iova, u64 len)
+/* vroce_mr_span() without the count of copies. */
+static const struct vroce_mr_xlate *vroce_mr_span_check(struct vroce_mr *mr,
+							u32 key, u64 iova,
+							u64 len)
 {
 	const struct vroce_mr_xlate *x = vroce_mr_xlate(mr);
 	u64 off;
 
-	if (!x || READ_ONCE(mr->revoked))
+	if (!x || x->key != key || READ_ONCE(mr->revoked))
 		return NULL;
 	if (mr->dma)
 		return x;
@@ -101,6 +104,56 @@ static const struct vroce_mr_xlate *vroce_mr_span(struct vroce_mr *mr,
 	    off > (u64)x->npages * PAGE_SIZE - len)
 		return NULL;
 	return x;
+}
+
+/*
+ * The translation of @mr in the copy's RCU section, if @mr moves bytes
+ * for a holder that found it under MR key @key and [@iova, @iova + @len)
+ * is within it: an FRMR registered again since the range was checked is
+ * another registration (another key), and may map less; never index past
+ * its page map. A copy from an FRMR counts until vroce_mr_span_end(), so
+ * that an invalidation completes only after it (vroce_mr_wait_copies()):
+ * its ULP may free the pages then. Copies run with bottom halves off
+ * (under the responder's or requester's lock), so none waits long.
+ */
+static const struct vroce_mr_xlate *vroce_mr_span(struct vroce_mr *mr,
+						  u32 key, u64 iova, u64 len)
+{
+	const struct vroce_mr_xlate *x;
+
+	if (!mr->frmr)
+		return vroce_mr_span_check(mr, key, iova, len);
+	atomic_inc(&mr->copying);
+	/* Against vroce_mr_wait_copies(): count, then read the map. */
+	smp_mb__after_atomic();
+	x = vroce_mr_span_check(mr, key, iova, len);
+	if (!x)
+		atomic_dec(&mr->copying);
+	return x;
+}
+
+/* The end of a copy that vroce_mr_span() let start (@x not NULL). */
+static void vroce_mr_span_end(struct vroce_mr *mr,
+			      const struct vroce_mr_xlate *x)
+{
+	if (x && mr->frmr) {
+		/* The copy's accesses happen before the count drops. */
+		smp_mb__before_atomic();
+		atomic_dec(&mr->copying);
+	}
+}
+
+/*
+ * After an FRMR's registration was unpublished: waits for the copies
+ * that took it to end. Caller has bottom halves off, like the copies, so
+ * none of them is held up on this CPU.
+ */
+void vroce_mr_wait_copies(struct vroce_mr *mr)
+{
+	/* Against vroce_mr_span(): unpublish, then read the count. */
+	smp_mb();
+	while (atomic_read_acquire(&mr->copying))
+		cpu_relax();
 }
 
 /* The offset of @iova in the page map of @x (within it). */
@@ -116,7 +169,7 @@ static u64 vroce_xlate_off(const struct vroce_mr_xlate *x, u64 iova)
  */
 static struct vroce_mr *vroce_remote_ok(struct vroce_qp *qp, void *obj,
 					int tag, u32 rkey, u64 *va, u64 len,
-					int access)
+					int access, u32 *mr_key)
 {
 	const struct vroce_mr_xlate *x;
 	struct vroce_mr *mr = obj;
@@ -129,6 +182,7 @@ static struct vroce_mr *vroce_remote_ok(struct vroce_qp *qp, void *obj,
 		    mr->dma || (x->access & access) != access ||
 		    !vroce_range_ok(x->iova, x->length, *va, len))
 			return NULL;
+		*mr_key = x->key;
 		return mr;
 	}
 	/* A type 2 window serves the QP it was bound on only. */
@@ -140,8 +194,12 @@ static struct vroce_mr *vroce_remote_ok(struct vroce_qp *qp, void *obj,
 	zb = mw->access & IB_ZERO_BASED;
 	if (!vroce_range_ok(zb ? 0 : mw->addr, mw->length, *va, len))
 		return NULL;
+	x = vroce_mr_xlate(mw->mr);
+	if (!x)
+		return NULL;
 	if (zb)
 		*va += mw->addr;
+	*mr_key = x->key;
 	return mw->mr;
 }
 
@@ -149,10 +207,11 @@ static struct vroce_mr *vroce_remote_ok(struct vroce_qp *qp, void *obj,
  * The MR that R_Key @rkey (of an MR or a bound MW) lets @qp reach for
  * @access to [*@va, *@va + @len), with a reference; NULL if it does not.
  * *@va is then the address in the MR (a zero-based window's offset is
- * rebased to the window's start).
+ * rebased to the window's start), and *@mr_key the key of the MR's
+ * registration that was checked, which every copy names.
  */
 struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 *va,
-				     u64 len, int access)
+				     u64 len, int access, u32 *mr_key)
 {
 	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
 	struct vroce_mr *mr;
@@ -163,7 +222,7 @@ struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 *va,
 	entry = xa_load(&vdev->keys, vroce_key_index(rkey));
 	if (xa_pointer_tag(entry) == VROCE_KEY_MR) {
 		mr = vroce_remote_ok(qp, xa_untag_pointer(entry), VROCE_KEY_MR,
-				     rkey, va, len, access);
+				     rkey, va, len, access, mr_key);
 		if (mr && !refcount_inc_not_zero(&mr->ref))
 			mr = NULL;
 		rcu_read_unlock();
@@ -175,7 +234,7 @@ struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 *va,
 	entry = xa_load(&vdev->keys, vroce_key_index(rkey));
 	mr = entry ? vroce_remote_ok(qp, xa_untag_pointer(entry),
 				     xa_pointer_tag(entry), rkey, va, len,
-				     access) : NULL;
+				     access, mr_key) : NULL;
 	if (mr && !refcount_inc_not_zero(&mr->ref))
 		mr = NULL;
 	xa_unlock_bh(&vdev->keys);
@@ -183,12 +242,12 @@ struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 *va,
 }
 
 /*
- * An atomic on the 8 bytes at @iova of @mr (checked already): compare and
- * swap, or fetch and add, with the CPU's own atomics, so it is atomic
- * against every other access too. -EINVAL if the bytes are not 8-byte
- * aligned in memory, -EACCES if @mr is revoked.
+ * An atomic on the 8 bytes at @iova of @mr (checked already, under MR key
+ * @key): compare and swap, or fetch and add, with the CPU's own atomics,
+ * so it is atomic against every other access too. -EINVAL if the bytes
+ * are not 8-byte aligned in memory, -EACCES if @mr is revoked.
  */
-int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, bool cmp_swap,
+int vroce_mr_atomic(struct vroce_mr *mr, u32 key, u64 iova, bool cmp_swap,
 		    u64 swap_add, u64 compare, u64 *orig)
 {
 	const struct vroce_mr_xlate *x;
@@ -198,7 +257,7 @@ int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, bool cmp_swap,
 	u64 *p;
 
 	rcu_read_lock();
-	x = vroce_mr_span(mr, iova, 8);
+	x = vroce_mr_span(mr, key, iova, 8);
 	off = x ? vroce_xlate_off(x, iova) : 0;
 	if (x && (off & 7)) {
 		err = -EINVAL;
@@ -212,21 +271,23 @@ int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, bool cmp_swap,
 		kunmap_local(va);
 		err = 0;
 	}
+	vroce_mr_span_end(mr, x);
 	rcu_read_unlock();
 	return err;
 }
 
 /*
- * Copies @len bytes between @buf and the MR of translation @x at @iova
+ * Copies @len bytes between @buf and @mr, of translation @x, at @iova
  * (checked already).
  */
-static void vroce_mr_copy_live(const struct vroce_mr_xlate *x, u64 iova,
+static void vroce_mr_copy_live(struct vroce_mr *mr,
+			       const struct vroce_mr_xlate *x, u64 iova,
 			       void *buf, u32 len, bool to_mr)
 {
 	u64 off = vroce_xlate_off(x, iova);
 
 	/* The DMA addresses of this device are kernel virtual addresses. */
-	if (!x->pages) {
+	if (mr->dma) {
 		if (to_mr)
 			memcpy((void *)(uintptr_t)iova, buf, len);
 		else
@@ -251,21 +312,23 @@ static void vroce_mr_copy_live(const struct vroce_mr_xlate *x, u64 iova,
 }
 
 /*
- * vroce_mr_copy_live() unless @mr is revoked: then -EACCES, and a buffer
- * that was to be filled from it is zeroed, so it carries nothing stale.
+ * vroce_mr_copy_live() unless @mr is revoked, or no longer registered
+ * under MR key @key: then -EACCES, and a buffer that was to be filled
+ * from it is zeroed, so it carries nothing stale.
  */
-int vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
-		  bool to_mr)
+int vroce_mr_copy(struct vroce_mr *mr, u32 key, u64 iova, void *buf,
+		  u32 len, bool to_mr)
 {
 	const struct vroce_mr_xlate *x;
 	int err = 0;
 
 	rcu_read_lock();
-	x = vroce_mr_span(mr, iova, len);
+	x = vroce_mr_span(mr, key, iova, len);
 	if (x)
-		vroce_mr_copy_live(x, iova, buf, len, to_mr);
+		vroce_mr_copy_live(mr, x, iova, buf, len, to_mr);
 	else
 		err = -EACCES;
+	vroce_mr_span_end(mr, x);
 	rcu_read_unlock();
 	if (err && !to_mr)
 		memset(buf, 0, len);
@@ -274,7 +337,7 @@ int vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
 
 /*
  * Whether @mr, under @key, grants local @access to [@addr, @addr + @len)
- * now; a copy checks its range again (an FRMR may be registered anew).
+ * now; a copy checks again (an FRMR may be registered anew).
  */
 static bool vroce_mr_local_ok(struct vroce_mr *mr, u32 key, int access,
 			      u64 addr, u64 len)
@@ -285,7 +348,8 @@ static bool vroce_mr_local_ok(struct vroce_mr *mr, u32 key, int access,
 	rcu_read_lock();
 	x = vroce_mr_xlate(mr);
 	ok = x && x->key == key && (x->access & access) == access &&
-	     vroce_range_ok(x->iova, x->length, addr, len);
+	     vroce_range_ok(x->iova, x->length, addr, len) &&
+	     !READ_ONCE(mr->revoked);
 	rcu_read_unlock();
 	return ok;
 }
@@ -361,7 +425,7 @@ static int vroce_sgl_walk(const struct vroce_sgl *sgl, u32 skip, u32 len,
 
 /* A copy between a buffer and an SGL: where it is, how it went. */
 struct vroce_sgl_xfer {
-	struct vroce_mr **mrs;
+	const struct vroce_sgl *sgl;
 	u8 *buf;
 	bool to_mr;
 	int err;
@@ -371,7 +435,8 @@ static int vroce_sgl_copy_piece(void *ctx, u32 i, u64 addr, u32 m)
 {
 	struct vroce_sgl_xfer *c = ctx;
 
-	if (vroce_mr_copy(c->mrs[i], addr, c->buf, m, c->to_mr))
+	if (vroce_mr_copy(c->sgl->mrs[i], c->sgl->sge[i].lkey, addr, c->buf, m,
+			  c->to_mr))
 		c->err = -EACCES;
 	c->buf += m;
 	return 0;
@@ -386,7 +451,7 @@ static int vroce_sgl_copy(struct vroce_sgl *sgl, u32 skip, void *buf,
 			  u32 len, bool to_mr)
 {
 	struct vroce_sgl_xfer c = {
-		.mrs = sgl->mrs, .buf = buf, .to_mr = to_mr,
+		.sgl = sgl, .buf = buf, .to_mr = to_mr,
 	};
 
 	vroce_sgl_walk(sgl, skip, len, vroce_sgl_copy_piece, &c);
@@ -395,11 +460,11 @@ static int vroce_sgl_copy(struct vroce_sgl *sgl, u32 skip, void *buf,
 
 /*
  * Calls @fn for each page piece of [@iova, @iova + @len) of @mr (checked
- * already), in order, in one RCU read-side section (@fn must not sleep);
+ * already, under MR key @key), in order, in one RCU read-side section (@fn must not sleep);
  * stops at the first nonzero return of @fn and returns it. A DMA MR has
  * no pages: -EOPNOTSUPP; a revoked MR: -EACCES.
  */
-int vroce_mr_pages(struct vroce_mr *mr, u64 iova, u32 len,
+int vroce_mr_pages(struct vroce_mr *mr, u32 key, u64 iova, u32 len,
 		   int (*fn)(void *ctx, struct page *page, u32 off, u32 n),
 		   void *ctx)
 {
@@ -411,7 +476,7 @@ int vroce_mr_pages(struct vroce_mr *mr, u64 iova, u32 len,
 	if (mr->dma)
 		return -EOPNOTSUPP;
 	rcu_read_lock();
-	x = vroce_mr_span(mr, iova, len);
+	x = vroce_mr_span(mr, key, iova, len);
 	if (x)
 		off = vroce_xlate_off(x, iova);
 	else
@@ -423,13 +488,14 @@ int vroce_mr_pages(struct vroce_mr *mr, u64 iova, u32 len,
 		off += n;
 		len -= n;
 	}
+	vroce_mr_span_end(mr, x);
 	rcu_read_unlock();
 	return err;
 }
 
 /* The page walk of vroce_sgl_pages(): the function and its context. */
 struct vroce_sgl_pages {
-	struct vroce_mr **mrs;
+	const struct vroce_sgl *sgl;
 	int (*fn)(void *ctx, struct page *page, u32 off, u32 n);
 	void *ctx;
 };
@@ -438,7 +504,8 @@ static int vroce_sgl_pages_piece(void *ctx, u32 i, u64 addr, u32 m)
 {
 	struct vroce_sgl_pages *w = ctx;
 
-	return vroce_mr_pages(w->mrs[i], addr, m, w->fn, w->ctx);
+	return vroce_mr_pages(w->sgl->mrs[i], w->sgl->sge[i].lkey, addr, m,
+			      w->fn, w->ctx);
 }
 
 /* vroce_mr_pages() over bytes [@skip, @skip + @len) of a checked SGL. */
@@ -446,31 +513,33 @@ int vroce_sgl_pages(struct vroce_sgl *sgl, u32 skip, u32 len,
 		    int (*fn)(void *ctx, struct page *page, u32 off, u32 n),
 		    void *ctx)
 {
-	struct vroce_sgl_pages w = { .mrs = sgl->mrs, .fn = fn, .ctx = ctx };
+	struct vroce_sgl_pages w = { .sgl = sgl, .fn = fn, .ctx = ctx };
 
 	return vroce_sgl_walk(sgl, skip, len, vroce_sgl_pages_piece, &w);
 }
 
 /* The spans of a local packet being taken: the SGL's MRs, the packet. */
 struct vroce_sgl_hold {
-	struct vroce_mr **mrs;
+	const struct vroce_sgl *sgl;
 	struct vroce_local_pkt *lp;
 };
 
 static int vroce_sgl_hold_piece(void *ctx, u32 i, u64 addr, u32 m)
 {
 	struct vroce_sgl_hold *h = ctx;
-	struct vroce_mr *mr = h->mrs[i];
+	struct vroce_mr *mr = h->sgl->mrs[i];
+	u32 key = h->sgl->sge[i].lkey;
 	struct vroce_local_piece *pc;
 
 	if (h->lp->n == VROCE_LOCAL_PIECES || mr->frmr)
 		return -E2BIG;
-	if (!vroce_mr_live(mr))
+	if (!vroce_mr_live(mr, key))
 		return -EACCES;
 	pc = &h->lp->piece[h->lp->n++];
 	/* The SGL holds one already: this one is the packet's. */
 	refcount_inc(&mr->ref);
 	pc->mr = mr;
+	pc->key = key;
 	pc->iova = addr;
 	pc->len = m;
 	return 0;
@@ -488,7 +557,7 @@ static int vroce_sgl_hold_piece(void *ctx, u32 i, u64 addr, u32 m)
 int vroce_sgl_hold_span(struct vroce_sgl *sgl, u32 skip, u32 len,
 			struct vroce_local_pkt *lp)
 {
-	struct vroce_sgl_hold h = { .mrs = sgl->mrs, .lp = lp };
+	struct vroce_sgl_hold h = { .sgl = sgl, .lp = lp };
 	int err;
 
 	lp->n = 0;
@@ -542,10 +611,10 @@ static int vroce_copy_piece(void *ctx, struct page *page, u32 off, u32 n)
 
 /*
  * Copies the next @len bytes of a received payload, from @pos on, into
- * @mr at @iova; -EACCES if @mr is revoked. @pos moves on by @len either
- * way.
+ * @mr (found under MR key @key) at @iova; -EACCES if @mr is revoked.
+ * @pos moves on by @len either way.
  */
-static int vroce_mr_write_pay(struct vroce_mr *mr, u64 iova,
+static int vroce_mr_write_pay(struct vroce_mr *mr, u32 key, u64 iova,
 			      struct vroce_pay_pos *pos, u32 len)
 {
 	u32 end = pos->off + len;
@@ -553,29 +622,33 @@ static int vroce_mr_write_pay(struct vroce_mr *mr, u64 iova,
 
 	if (mr->dma) {
 		rcu_read_lock();
-		if (vroce_mr_live(mr))
+		if (vroce_mr_live(mr, key))
 			err = vroce_pay_read(pos, (void *)(uintptr_t)iova, len);
 		rcu_read_unlock();
 	} else {
-		err = vroce_mr_pages(mr, iova, len, vroce_copy_piece, pos);
+		err = vroce_mr_pages(mr, key, iova, len, vroce_copy_piece, pos);
 	}
 	pos->off = end;
 	return err;
 }
 
-/* The payload of @pkt into @mr at @iova (checked already); 0 or -EACCES. */
-int vroce_mr_write_pkt(struct vroce_mr *mr, u64 iova,
+/*
+ * The payload of @pkt into @mr at @iova (checked already, under MR key
+ * @key); 0 or -EACCES.
+ */
+int vroce_mr_write_pkt(struct vroce_mr *mr, u32 key, u64 iova,
 		       const struct vroce_pkt *pkt)
 {
 	struct vroce_pay_pos pos;
 
 	vroce_pay_pos_init(&pos, pkt);
-	return vroce_mr_write_pay(mr, iova, &pos, pkt->paylen) ? -EACCES : 0;
+	return vroce_mr_write_pay(mr, key, iova, &pos, pkt->paylen) ?
+	       -EACCES : 0;
 }
 
 /* A received payload going into an SGL: where it is, how it went. */
 struct vroce_sgl_pay {
-	struct vroce_mr **mrs;
+	const struct vroce_sgl *sgl;
 	struct vroce_pay_pos pos;
 	int err;
 };
@@ -584,7 +657,8 @@ static int vroce_sgl_pay_piece(void *ctx, u32 i, u64 addr, u32 m)
 {
 	struct vroce_sgl_pay *w = ctx;
 
-	if (vroce_mr_write_pay(w->mrs[i], addr, &w->pos, m))
+	if (vroce_mr_write_pay(w->sgl->mrs[i], w->sgl->sge[i].lkey, addr,
+			       &w->pos, m))
 		w->err = -EACCES;
 	return 0;
 }
@@ -596,7 +670,7 @@ static int vroce_sgl_pay_piece(void *ctx, u32 i, u64 addr, u32 m)
 int vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 skip,
 			const struct vroce_pkt *pkt)
 {
-	struct vroce_sgl_pay w = { .mrs = sgl->mrs };
+	struct vroce_sgl_pay w = { .sgl = sgl };
 
 	vroce_pay_pos_init(&w.pos, pkt);
 	vroce_sgl_walk(sgl, skip, pkt->paylen, vroce_sgl_pay_piece, &w);
@@ -604,15 +678,19 @@ int vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 skip,
 }
 
 /*
- * Whether an MR of the checked SGL @sgl moves no more bytes since the
- * check: deregistered, or an FRMR invalidated.
+ * Whether an MR of the checked SGL @sgl moves no more bytes for it since
+ * the check: deregistered, or an FRMR invalidated (and perhaps registered
+ * anew, under another key or over another range).
  */
 bool vroce_sgl_revoked(const struct vroce_sgl *sgl)
 {
+	const struct vroce_sge *sge = sgl->sge;
 	u32 i;
 
 	for (i = 0; i < sgl->n; i++)
-		if (sgl->mrs[i] && !vroce_mr_live(sgl->mrs[i]))
+		if (sgl->mrs[i] &&
+		    !vroce_mr_local_ok(sgl->mrs[i], sge[i].lkey, 0,
+				       sge[i].addr, sge[i].length))
 			return true;
 	return false;
 }

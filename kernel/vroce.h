@@ -135,6 +135,7 @@ struct vroce_local_pkt {
 	u32 n;
 	struct vroce_local_piece {
 		struct vroce_mr *mr;
+		u32 key;		/* the MR key the SGE named */
 		u64 iova;
 		u32 len;
 	} piece[VROCE_LOCAL_PIECES];
@@ -222,6 +223,7 @@ struct vroce_mr {
 	u32 nstaged;
 	u32 max_pages;
 	atomic_t bound_mws;
+	atomic_t copying;		/* FRMR: copies of its pages under way */
 	bool replaced;			/* rereg gave its keys to a new MR */
 	bool revoked;			/* deregistered: moves no more bytes */
 	refcount_t ref;			/* lookups by the data path */
@@ -488,6 +490,8 @@ struct ib_mr *vroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
 			     u32 max_num_sg);
 int vroce_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
 		    unsigned int *sg_offset);
+/* Not an IB_WC status: a local operation waits for memory and goes again. */
+#define VROCE_WC_NOMEM	0xff
 u8 vroce_frmr_register(struct vroce_qp *qp, const struct vroce_send_wqe *w);
 struct ib_mr *vroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 iova, int access,
@@ -521,13 +525,14 @@ void vroce_srq_limit_event(struct vroce_srq *srq);
 struct vroce_mr *vroce_mr_get(struct vroce_dev *vdev, u32 key,
 			      struct ib_pd *pd);
 struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 *va,
-				     u64 len, int access);
-int vroce_mr_copy(struct vroce_mr *mr, u64 iova, void *buf, u32 len,
-		  bool to_mr);
-int vroce_mr_atomic(struct vroce_mr *mr, u64 iova, bool cmp_swap,
+				     u64 len, int access, u32 *mr_key);
+int vroce_mr_copy(struct vroce_mr *mr, u32 key, u64 iova, void *buf,
+		  u32 len, bool to_mr);
+int vroce_mr_atomic(struct vroce_mr *mr, u32 key, u64 iova, bool cmp_swap,
 		    u64 swap_add, u64 compare, u64 *orig);
 void vroce_mr_put(struct vroce_mr *mr);
-bool vroce_mr_live(struct vroce_mr *mr);
+bool vroce_mr_live(struct vroce_mr *mr, u32 key);
+void vroce_mr_wait_copies(struct vroce_mr *mr);
 const struct vroce_mr_xlate *vroce_mr_xlate(struct vroce_mr *mr);
 void vroce_sgl_put(struct vroce_mr **mrs, u32 n);
 int vroce_sgl_prepare(struct vroce_qp *qp, struct vroce_sgl *sgl,
@@ -539,9 +544,9 @@ void vroce_sgl_release(struct vroce_sgl *sgl);
 int vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 off,
 			const struct vroce_pkt *pkt);
 bool vroce_sgl_revoked(const struct vroce_sgl *sgl);
-int vroce_mr_write_pkt(struct vroce_mr *mr, u64 iova,
+int vroce_mr_write_pkt(struct vroce_mr *mr, u32 key, u64 iova,
 		       const struct vroce_pkt *pkt);
-int vroce_mr_pages(struct vroce_mr *mr, u64 iova, u32 len,
+int vroce_mr_pages(struct vroce_mr *mr, u32 key, u64 iova, u32 len,
 		   int (*fn)(void *ctx, struct page *page, u32 off, u32 n),
 		   void *ctx);
 int vroce_sgl_pages(struct vroce_sgl *sgl, u32 skip, u32 len,
@@ -557,7 +562,7 @@ struct sk_buff *vroce_pkt_build(const struct vroce_txpkt *t, u8 **payload,
 struct sk_buff *vroce_pkt_build_sgl(const struct vroce_txpkt *t,
 				    struct vroce_sgl *sgl, u32 off);
 struct sk_buff *vroce_pkt_build_mr(const struct vroce_txpkt *t,
-				   struct vroce_mr *mr, u64 iova);
+				   struct vroce_mr *mr, u32 key, u64 iova);
 int vroce_skb_icrc(struct sk_buff *skb);
 void vroce_qp_count_tx(struct vroce_qp *qp, const struct sk_buff *skb);
 void vroce_qp_xmit_queue(struct vroce_qp *qp, struct sk_buff_head *q);

@@ -144,6 +144,8 @@ u8 vroce_mw_bind(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 			mw->qp = qp;
 			list_add(&mw->qp_node, &qp->bound_mws);
 		}
+		/* The bind check matched it against the MR's registration. */
+		mw->mr_key = w->u.bind.mr_lkey;
 		mw->addr = w->u.bind.addr;
 		mw->length = w->u.bind.length;
 		mw->access = access;

@@ -186,24 +186,41 @@ static int vroce_src_pages(const struct vroce_src *src, u32 len,
 }
 
 /*
+ * Whether @src reads an FRMR: its pages are the ULP's again once an
+ * invalidation completes, while a fragment would still point at them.
+ */
+static bool vroce_src_frmr(const struct vroce_src *src)
+{
+	u32 i;
+
+	if (!src->sgl)
+		return src->mr->frmr;
+	for (i = 0; i < src->sgl->n; i++)
+		if (src->sgl->mrs[i] && src->sgl->mrs[i]->frmr)
+			return true;
+	return false;
+}
+
+/*
  * A packet whose payload comes from @src: in fragments if its pages
- * allow it (not a DMA MR, not too many pieces) and the netdev takes
- * fragments, else copied.
+ * allow it (not a DMA MR or an FRMR, not too many pieces) and the netdev
+ * takes fragments, else copied.
  */
 static struct sk_buff *vroce_pkt_build_src(const struct vroce_txpkt *t,
 					   const struct vroce_src *src)
 {
+	bool linear = t->linear || vroce_src_frmr(src);
 	struct vroce_frags f = {};
 	struct sk_buff *skb;
 	int err = 0;
 	u8 *p;
 
 	/* A deregistered (revoked) MR sends nothing: -EACCES, no packet. */
-	if (t->paylen && !t->linear)
+	if (t->paylen && !linear)
 		err = vroce_src_pages(src, t->paylen, vroce_count_piece, &f);
 	if (err == -EACCES)
 		return NULL;
-	if (!t->paylen || t->linear || err) {
+	if (!t->paylen || linear || err) {
 		skb = vroce_pkt_build(t, &p, GFP_ATOMIC);
 		if (skb && src->sgl)
 			err = vroce_sgl_read(src->sgl, src->pos, p, t->paylen);

@@ -113,8 +113,9 @@ static const struct vroce_mr_xlate *vroce_mr_span_check(struct vroce_mr *mr,
  * another registration (another key), and may map less; never index past
  * its page map. A copy from an FRMR counts until vroce_mr_span_end(), so
  * that an invalidation completes only after it (vroce_mr_wait_copies()):
- * its ULP may free the pages then. Copies run with bottom halves off
- * (under the responder's or requester's lock), so none waits long.
+ * its ULP may free the pages then. It runs with bottom halves off, so no
+ * invalidation on its CPU (in softirq, or in a send engine that holds a
+ * _bh lock) can interrupt it and then wait for it.
  */
 static const struct vroce_mr_xlate *vroce_mr_span(struct vroce_mr *mr,
 						  u32 key, u64 iova, u64 len)
@@ -123,12 +124,15 @@ static const struct vroce_mr_xlate *vroce_mr_span(struct vroce_mr *mr,
 
 	if (!mr->frmr)
 		return vroce_mr_span_check(mr, key, iova, len);
+	local_bh_disable();
 	atomic_inc(&mr->copying);
 	/* Against vroce_mr_wait_copies(): count, then read the map. */
 	smp_mb__after_atomic();
 	x = vroce_mr_span_check(mr, key, iova, len);
-	if (!x)
+	if (!x) {
 		atomic_dec(&mr->copying);
+		local_bh_enable();
+	}
 	return x;
 }
 
@@ -140,13 +144,14 @@ static void vroce_mr_span_end(struct vroce_mr *mr,
 		/* The copy's accesses happen before the count drops. */
 		smp_mb__before_atomic();
 		atomic_dec(&mr->copying);
+		local_bh_enable();
 	}
 }
 
 /*
  * After an FRMR's registration was unpublished: waits for the copies
  * that took it to end. Caller has bottom halves off, like the copies, so
- * none of them is held up on this CPU.
+ * none of them is held up on this CPU, and each is at most a packet.
  */
 void vroce_mr_wait_copies(struct vroce_mr *mr)
 {
@@ -194,12 +199,10 @@ static struct vroce_mr *vroce_remote_ok(struct vroce_qp *qp, void *obj,
 	zb = mw->access & IB_ZERO_BASED;
 	if (!vroce_range_ok(zb ? 0 : mw->addr, mw->length, *va, len))
 		return NULL;
-	x = vroce_mr_xlate(mw->mr);
-	if (!x)
-		return NULL;
 	if (zb)
 		*va += mw->addr;
-	*mr_key = x->key;
+	/* The registration it was bound to: copies fail after another. */
+	*mr_key = mw->mr_key;
 	return mw->mr;
 }
 

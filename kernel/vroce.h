@@ -238,6 +238,7 @@ struct vroce_mr {
 struct vroce_mw {
 	struct ib_mw ibmw;
 	struct vroce_mr *mr;		/* bound to, or NULL */
+	u32 mr_key;			/* the key of mr's registration then */
 	u64 addr;			/* the window: [addr, addr + length) */
 	u64 length;
 	int access;			/* remote access it grants */

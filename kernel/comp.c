@@ -152,16 +152,23 @@ static void vroce_nomem_timeout(struct timer_list *t)
 		vroce_tx_kick(qp);
 }
 
+/* How long an engine without packet memory waits before it tries again. */
+#define VROCE_NOMEM_BACKOFF_MS	4
+
 /*
- * No memory for the next packet: the engine stops and tries again a
- * jiffy later, rather than spin while memory is short. Nothing was sent,
- * so nothing is rewound. Caller holds the requester's lock.
+ * No memory for the next packet: the engine stops and tries again
+ * VROCE_NOMEM_BACKOFF_MS later (a jiffy at least), rather than spin while
+ * memory is short. Nothing was sent, so nothing is rewound. Caller holds
+ * the requester's lock.
  */
 void vroce_comp_nomem(struct vroce_qp *qp)
 {
+	unsigned long delay = max_t(unsigned long, 1,
+				    msecs_to_jiffies(VROCE_NOMEM_BACKOFF_MS));
+
 	qp->req.nomem_wait = true;
 	if (!READ_ONCE(qp->dying))
-		mod_timer(&qp->req.nomem_timer, jiffies + 1);
+		mod_timer(&qp->req.nomem_timer, jiffies + delay);
 }
 
 void vroce_comp_init(struct vroce_qp *qp)

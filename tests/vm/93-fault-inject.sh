@@ -23,9 +23,10 @@
 #   3. starvation, on A: every packet allocation fails for 2 s in the
 #      middle of another rc_stress run (4000 messages; QP timeout 20, 4 s,
 #      so no retry is spent). The send engine must wait for memory, not
-#      spin on it: it tries again once a jiffy (kernel/comp.c), so the
-#      attribute may fire a few hundred times in those 2 s (HZ 250), not
-#      the tens of thousands of a busy loop; and the run completes;
+#      spin on it: it tries again every 4 ms (kernel/comp.c), so the
+#      attribute may fire some 500 times in those 2 s (plus the received
+#      packets it drops), not the tens of thousands of a busy loop; and
+#      the run completes;
 #   4. the link is deleted and the module unloads on both sides.
 # The harness fails the test on any WARNING, BUG, KASAN or lockdep report,
 # and on kmemleak's leaks through vroce or the RDMA core.

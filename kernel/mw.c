@@ -172,7 +172,13 @@ int vroce_key_invalidate(struct vroce_qp *qp, u32 rkey, bool remote)
 	mr = vroce_key_obj(vdev, rkey, VROCE_KEY_MR);
 	map = mr && mr->frmr ? rcu_dereference_protected(mr->map,
 		lockdep_is_held(&vdev->keys.xa_lock)) : NULL;
-	if (map && map->x.key == rkey && mr->ibmr.pd == qp->ibqp.pd) {
+	/*
+	 * As dereg_mr, an FRMR with windows bound stays registered. (ib_core
+	 * gives windows to user PDs only and FRMRs to kernel PDs only, so no
+	 * bind can reach one today; the rule stands should that change.)
+	 */
+	if (map && map->x.key == rkey && mr->ibmr.pd == qp->ibqp.pd &&
+	    !atomic_read(&mr->bound_mws)) {
 		/*
 		 * The map goes after a grace period; the pages are the
 		 * ULP's again once the copies that took them have ended.

@@ -85,6 +85,12 @@ bool vroce_mr_live(struct vroce_mr *mr, u32 key)
 	return live;
 }
 
+/* The offset of @iova in the page map of @x (within it). */
+static u64 vroce_xlate_off(const struct vroce_mr_xlate *x, u64 iova)
+{
+	return iova - x->iova + x->page_offset;
+}
+
 /* vroce_mr_span() without the count of copies. */
 static const struct vroce_mr_xlate *vroce_mr_span_check(struct vroce_mr *mr,
 							u32 key, u64 iova,
@@ -99,7 +105,7 @@ static const struct vroce_mr_xlate *vroce_mr_span_check(struct vroce_mr *mr,
 		return x;
 	if (!vroce_range_ok(x->iova, x->length, iova, len))
 		return NULL;
-	off = iova - x->iova + x->page_offset;
+	off = vroce_xlate_off(x, iova);
 	if (len > (u64)x->npages * PAGE_SIZE ||
 	    off > (u64)x->npages * PAGE_SIZE - len)
 		return NULL;
@@ -159,12 +165,6 @@ void vroce_mr_wait_copies(struct vroce_mr *mr)
 	smp_mb();
 	while (atomic_read_acquire(&mr->copying))
 		cpu_relax();
-}
-
-/* The offset of @iova in the page map of @x (within it). */
-static u64 vroce_xlate_off(const struct vroce_mr_xlate *x, u64 iova)
-{
-	return iova - x->iova + x->page_offset;
 }
 
 /*

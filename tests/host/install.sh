@@ -8,19 +8,8 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
-n=0
-failed=0
-check() { # DESC CMD...
-	local desc=$1
-	shift
-	n=$((n + 1))
-	if "$@"; then
-		echo "ok $n - $desc"
-	else
-		echo "not ok $n - $desc"
-		failed=1
-	fi
-}
+# shellcheck source=tests/host/lib/tap.sh
+. "$top/tests/host/lib/tap.sh"
 
 kver=$(modinfo -F vermagic "$top/vroce.ko" | cut -d' ' -f1)
 multiarch=$(gcc -print-multiarch)
@@ -37,5 +26,4 @@ check "no module index written into the stage" \
 check "says to run depmod" grep -q "depmod $kver" <<<"$out"
 check "nothing else installed" \
 	test "$(find "$dest" -type f | wc -l)" -eq 3
-echo "1..$n"
-exit $failed
+tap_end

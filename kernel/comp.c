@@ -19,6 +19,7 @@
 #include <linux/timer.h>
 
 #include "vroce.h"
+#include "vroce_trace.h"
 #include "core/roce.h"
 
 /* The QP's timeout, or longer where acknowledgements take longer. */
@@ -104,6 +105,7 @@ static void vroce_retry_timeout(struct timer_list *t)
 	}
 	req->timer_confirm = false;
 	vroce_count(to_vdev(qp->ibqp.device), VROCE_CNT_TIMEOUTS, 1);
+	trace_vroce_timeout(&qp->ibqp, req->una, req->retries);
 	if (!req->retries) {
 		vroce_req_fail(qp, IB_WC_RETRY_EXC_ERR);
 		goto out;
@@ -283,6 +285,7 @@ static void vroce_comp_aeth(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 	}
 	if (psn != qp->req.una)
 		return;
+	trace_vroce_nak_rcvd(&qp->ibqp, psn, aeth.syndrome);
 	switch (vroce_aeth_syn_type(aeth.syndrome)) {
 	case VROCE_AETH_RNR_NAK:
 		vroce_count(vdev, VROCE_CNT_RNR_NAK_RCVD, 1);

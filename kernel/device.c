@@ -56,6 +56,7 @@ static const struct ib_device_ops vroce_dev_ops = {
 	.dealloc_pd = vroce_dealloc_pd,
 	.dealloc_ucontext = vroce_dealloc_ucontext,
 	.dereg_mr = vroce_dereg_mr,
+	.fill_res_qp_entry = vroce_fill_res_qp_entry,
 	.destroy_ah = vroce_destroy_ah,
 	.destroy_cq = vroce_destroy_cq,
 	.destroy_qp = vroce_destroy_qp,

@@ -338,7 +338,8 @@ struct sk_buff *vroce_gro_next(struct vroce_dev *vdev, struct sk_buff **segs)
 		/* Shared with a packet tap: read from a clone of our own. */
 		seg = skb_share_check(seg, GFP_ATOMIC);
 		if (!seg) {
-			vroce_count(vdev, VROCE_CNT_RX_DROPPED, 1);
+			vroce_rx_dropped(vdev, U32_MAX, -1, 0, VROCE_DROP_NOMEM,
+					 1);
 			continue;
 		}
 		__skb_push(seg, sizeof(struct udphdr));

@@ -8,6 +8,7 @@
  * Copyright (c) 2026 the vroce developers
  */
 #include "vroce.h"
+#include "vroce_trace.h"
 #include "core/roce.h"
 
 /*
@@ -336,6 +337,7 @@ static void vroce_qp_enter_conn(struct vroce_qp *qp, enum ib_qp_state cur,
 static void vroce_qp_enter(struct vroce_qp *qp, enum ib_qp_state cur,
 			   enum ib_qp_state next)
 {
+	trace_vroce_qp_state(&qp->ibqp, cur, next);
 	if (next == IB_QPS_RESET) {
 		vroce_qp_reset(qp);
 		return;

@@ -16,6 +16,7 @@
 #include <linux/skbuff.h>
 
 #include "vroce.h"
+#include "vroce_trace.h"
 #include "core/roce.h"
 
 /* WQEs in flight from which an empty SQ is a stream's (see below). */
@@ -665,8 +666,10 @@ static void vroce_req_account(struct vroce_qp *qp, u32 psn)
 {
 	struct vroce_req *req = &qp->req;
 
-	if (vroce_psn_before(psn, req->psn_hi))
+	if (vroce_psn_before(psn, req->psn_hi)) {
 		vroce_count(to_vdev(qp->ibqp.device), VROCE_CNT_RETRANSMITS, 1);
+		trace_vroce_retransmit(&qp->ibqp, psn, req->psn_hi);
+	}
 	if (vroce_psn_after(req->next_psn, req->psn_hi))
 		req->psn_hi = req->next_psn;
 	if (qp->ibqp.qp_type == IB_QPT_RC) {

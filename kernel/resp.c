@@ -22,6 +22,7 @@
 #include <linux/skbuff.h>
 
 #include "vroce.h"
+#include "vroce_trace.h"
 #include "core/roce.h"
 
 /* What the checks and execution of one request packet come to. */
@@ -265,11 +266,15 @@ static struct sk_buff *vroce_resp_ack_skb(struct vroce_qp *qp, int syndrome,
 		.psn = psn,
 		.aeth.syndrome = syndrome,
 	};
+	struct sk_buff *skb;
 	u8 *p;
 
 	vroce_resp_address(qp, &t);
 	t.aeth.msn = msn & VROCE_MSN_MASK;
-	return vroce_pkt_build(&t, &p, GFP_ATOMIC);
+	skb = vroce_pkt_build(&t, &p, GFP_ATOMIC);
+	if (skb && vroce_aeth_syn_type(syndrome) != VROCE_AETH_ACK)
+		trace_vroce_nak_sent(&qp->ibqp, psn, syndrome);
+	return skb;
 }
 
 /* An ACK (or NAK, by @syndrome) of @psn, queued on @q. */

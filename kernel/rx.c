@@ -16,6 +16,7 @@
 #include <linux/udp.h>
 
 #include "vroce.h"
+#include "vroce_trace.h"
 #include "core/roce.h"
 
 #define VROCE_GRH_LEN	40
@@ -101,11 +102,12 @@ static void vroce_grh(struct sk_buff *skb, u8 *grh, u8 *net_type)
 }
 
 /*
- * A UD SEND: false if it was dropped (a wrong Q_Key, a state that does not
- * receive, no receive WQE), true if it completed a receive WQE.
+ * A UD SEND: why it was dropped (a wrong Q_Key, a state that does not
+ * receive, no receive WQE), or VROCE_DROP_NONE if it completed a receive
+ * WQE.
  */
-static bool vroce_rx_ud(struct vroce_qp *qp, struct sk_buff *skb,
-			const struct vroce_pkt *pkt, const u8 *bth)
+static enum vroce_drop vroce_rx_ud(struct vroce_qp *qp, struct sk_buff *skb,
+				   const struct vroce_pkt *pkt, const u8 *bth)
 {
 	struct vroce_sge sge[VROCE_MAX_SGE];
 	struct vroce_recv_wqe wqe;
@@ -117,14 +119,15 @@ static bool vroce_rx_ud(struct vroce_qp *qp, struct sk_buff *skb,
 	int len;
 
 	if (vroce_deth_parse(&deth, vroce_pkt_hdr(pkt, bth, VROCE_HDR_DETH),
-			     VROCE_DETH_LEN) < 0 ||
-	    deth.qkey != qp->attrs.qkey)
-		return false;
+			     VROCE_DETH_LEN) < 0)
+		return VROCE_DROP_HEADERS;
+	if (deth.qkey != qp->attrs.qkey)
+		return VROCE_DROP_QKEY;
 	if (qp->attrs.state < IB_QPS_RTR || qp->attrs.state > IB_QPS_SQD)
-		return false;
+		return VROCE_DROP_STATE;
 	/* UD has no RNR: without a receive WQE the packet is dropped. */
 	if (vroce_take_recv(qp, &wqe, sge) <= 0)
-		return false;
+		return VROCE_DROP_NO_RECV;
 
 	cqe.wr_id = wqe.wr_id;
 	cqe.opcode = IB_WC_RECV;
@@ -154,7 +157,7 @@ static bool vroce_rx_ud(struct vroce_qp *qp, struct sk_buff *skb,
 	}
 	vroce_cq_add(to_vcq(qp->ibqp.recv_cq), &cqe,
 		     pkt->bth.se || cqe.status);
-	return true;
+	return VROCE_DROP_NONE;
 }
 
 /* A packet from IPv4 address @saddr4 or IPv6 @saddr6 is from @qp's peer. */
@@ -193,56 +196,83 @@ static bool vroce_rx_transport_ok(struct vroce_qp *qp,
 }
 
 /*
- * A request goes to the responder, a response to the completer; true if
- * the one it went to used it.
+ * A request goes to the responder, a response to the completer:
+ * VROCE_DROP_PROTOCOL unless the one it went to used it.
  */
-static bool vroce_rx_connected(struct vroce_qp *qp, const struct vroce_pkt *pkt,
-			       const u8 *bth)
+static enum vroce_drop vroce_rx_connected(struct vroce_qp *qp,
+					  const struct vroce_pkt *pkt,
+					  const u8 *bth)
 {
+	bool used = false;
+
 	if (pkt->op->flags & VROCE_OPF_REQ)
-		return vroce_resp_rx(qp, pkt, bth);
-	if (pkt->op->flags & VROCE_OPF_RESP)
-		return vroce_comp_rx(qp, pkt, bth);
-	return false;
+		used = vroce_resp_rx(qp, pkt, bth);
+	else if (pkt->op->flags & VROCE_OPF_RESP)
+		used = vroce_comp_rx(qp, pkt, bth);
+	return used ? VROCE_DROP_NONE : VROCE_DROP_PROTOCOL;
 }
 
-/* The packet goes to @qp: true if it was used, false if dropped. */
-static bool vroce_rx_deliver(struct vroce_qp *qp, struct sk_buff *skb,
-			     const struct vroce_pkt *pkt, const u8 *bth)
+/* The packet goes to @qp: why it was dropped, or VROCE_DROP_NONE. */
+static enum vroce_drop vroce_rx_deliver(struct vroce_qp *qp,
+					struct sk_buff *skb,
+					const struct vroce_pkt *pkt,
+					const u8 *bth)
 {
 	if (qp->ibqp.qp_type == IB_QPT_GSI || qp->ibqp.qp_type == IB_QPT_UD) {
 		if (pkt->bth.opcode == VROCE_OP_UD_SEND_ONLY ||
 		    pkt->bth.opcode == VROCE_OP_UD_SEND_ONLY_IMM)
 			return vroce_rx_ud(qp, skb, pkt, bth);
-		return false;
+		return VROCE_DROP_TRANSPORT;
 	}
-	return vroce_rx_transport_ok(qp, pkt) && vroce_rx_from_peer(qp, skb) &&
-	       vroce_rx_connected(qp, pkt, bth);
+	if (!vroce_rx_transport_ok(qp, pkt))
+		return VROCE_DROP_TRANSPORT;
+	if (!vroce_rx_from_peer(qp, skb))
+		return VROCE_DROP_PEER;
+	return vroce_rx_connected(qp, pkt, bth);
+}
+
+/*
+ * @n received packets dropped, for @why: in rx_dropped, and in the
+ * vroce_rx_drop event with what is known of them (@qpn U32_MAX and
+ * @opcode -1 before their BTH was read).
+ */
+void vroce_rx_dropped(struct vroce_dev *vdev, u32 qpn, int opcode, u32 psn,
+		      enum vroce_drop why, u32 n)
+{
+	vroce_count(vdev, VROCE_CNT_RX_DROPPED, n);
+	trace_vroce_rx_drop(&vdev->ibdev, qpn, opcode, psn, why, n);
 }
 
 /*
  * A bad packet, dropped before any QP saw it (its ICRC, its headers, no
- * such QP, another P_Key): in rx_dropped, and in rx_errors, the port's
- * PortRcvErrors.
+ * such QP, another P_Key; @pkt parsed or NULL): in rx_dropped, and in
+ * rx_errors, the port's PortRcvErrors.
  */
-static void vroce_rx_count_error(struct vroce_dev *vdev)
+static void vroce_rx_error(struct vroce_dev *vdev, const struct vroce_pkt *pkt,
+			   enum vroce_drop why)
 {
-	vroce_count(vdev, VROCE_CNT_RX_DROPPED, 1);
 	vroce_count(vdev, VROCE_CNT_RX_ERRORS, 1);
+	if (pkt)
+		vroce_rx_dropped(vdev, pkt->bth.dqpn, pkt->bth.opcode,
+				 pkt->bth.psn, why, 1);
+	else
+		vroce_rx_dropped(vdev, U32_MAX, -1, 0, why, 1);
 }
 
 /*
  * Every received packet counts once: in rx_packets (and its payload in
- * rx_bytes) if a QP used it, in rx_dropped if not.
+ * rx_bytes) if a QP used it, in rx_dropped (for @why) if not.
  */
-static void vroce_rx_count(struct vroce_dev *vdev, bool used, u32 paylen)
+static void vroce_rx_count(struct vroce_dev *vdev, const struct vroce_pkt *pkt,
+			   enum vroce_drop why)
 {
-	if (!used) {
-		vroce_count(vdev, VROCE_CNT_RX_DROPPED, 1);
+	if (why != VROCE_DROP_NONE) {
+		vroce_rx_dropped(vdev, pkt->bth.dqpn, pkt->bth.opcode,
+				 pkt->bth.psn, why, 1);
 		return;
 	}
 	vroce_count(vdev, VROCE_CNT_RX_PACKETS, 1);
-	vroce_count(vdev, VROCE_CNT_RX_BYTES, paylen);
+	vroce_count(vdev, VROCE_CNT_RX_BYTES, pkt->paylen);
 }
 
 /*
@@ -307,33 +337,36 @@ static int vroce_rx_packet(struct vroce_dev *vdev, struct sk_buff *skb,
 	struct vroce_pkt *pkt = &rx.pkt;
 	struct vroce_qp *qp;
 	const u8 *bth;
-	bool used;
 
-	if (!vroce_rx_pull(skb))
-		goto drop;
+	if (!vroce_rx_pull(skb)) {
+		vroce_rx_error(vdev, NULL, VROCE_DROP_HEADERS);
+		goto out;
+	}
 	if (!local && !vroce_rx_icrc_ok(skb)) {
 		vroce_count(vdev, VROCE_CNT_RX_ICRC_ERRORS, 1);
-		goto drop;
+		vroce_rx_error(vdev, NULL, VROCE_DROP_ICRC);
+		goto out;
 	}
 	bth = skb->data + sizeof(struct udphdr);
-	if (vroce_pkt_parse(pkt, bth, skb->len - sizeof(struct udphdr)) < 0)
-		goto drop;
+	if (vroce_pkt_parse(pkt, bth, skb->len - sizeof(struct udphdr)) < 0) {
+		vroce_rx_error(vdev, NULL, VROCE_DROP_HEADERS);
+		goto out;
+	}
 	rx.payoff = sizeof(struct udphdr) + pkt->hdr_len;
 	qp = vroce_qp_get(vdev, pkt->bth.dqpn);
-	if (!qp)
-		goto drop;
+	if (!qp) {
+		vroce_rx_error(vdev, pkt, VROCE_DROP_NO_QP);
+		goto out;
+	}
 	/* The one P_Key of the table: every QP's pkey_index is 0. */
 	if (!vroce_pkey_match(pkt->bth.pkey, VROCE_DEFAULT_PKEY)) {
 		vroce_qp_put(qp);
-		goto drop;
+		vroce_rx_error(vdev, pkt, VROCE_DROP_PKEY);
+		goto out;
 	}
-	used = vroce_rx_deliver(qp, skb, pkt, bth);
+	vroce_rx_count(vdev, pkt, vroce_rx_deliver(qp, skb, pkt, bth));
 	vroce_qp_put(qp);
-	vroce_rx_count(vdev, used, pkt->paylen);
-	kfree_skb(skb);
-	return 0;
-drop:
-	vroce_rx_count_error(vdev);
+out:
 	kfree_skb(skb);
 	return 0;
 }
@@ -354,26 +387,31 @@ void vroce_rx_local_pkt(struct vroce_dev *vdev, const struct vroce_path *from,
 	struct vroce_rxpkt rx = { .local = lp };
 	u32 len = lp->hdr_len + lp->paylen + vroce_pad_len(lp->paylen) +
 		  VROCE_ICRC_LEN;
+	enum vroce_drop why;
 	struct vroce_qp *qp;
-	bool used = false;
 
-	if (vroce_pkt_parse(&rx.pkt, lp->hdr, len) < 0)
-		goto drop;
+	if (vroce_pkt_parse(&rx.pkt, lp->hdr, len) < 0) {
+		vroce_rx_error(vdev, NULL, VROCE_DROP_HEADERS);
+		return;
+	}
 	qp = vroce_qp_get(vdev, rx.pkt.bth.dqpn);
-	if (!qp)
-		goto drop;
+	if (!qp) {
+		vroce_rx_error(vdev, &rx.pkt, VROCE_DROP_NO_QP);
+		return;
+	}
 	if (!vroce_pkey_match(rx.pkt.bth.pkey, VROCE_DEFAULT_PKEY)) {
 		vroce_qp_put(qp);
-		goto drop;
+		vroce_rx_error(vdev, &rx.pkt, VROCE_DROP_PKEY);
+		return;
 	}
-	if (vroce_rx_transport_ok(qp, &rx.pkt) &&
-	    vroce_rx_from_addr(qp, from->ipv4, from->sip4, &from->sgid))
-		used = vroce_rx_connected(qp, &rx.pkt, lp->hdr);
+	if (!vroce_rx_transport_ok(qp, &rx.pkt))
+		why = VROCE_DROP_TRANSPORT;
+	else if (!vroce_rx_from_addr(qp, from->ipv4, from->sip4, &from->sgid))
+		why = VROCE_DROP_PEER;
+	else
+		why = vroce_rx_connected(qp, &rx.pkt, lp->hdr);
 	vroce_qp_put(qp);
-	vroce_rx_count(vdev, used, rx.pkt.paylen);
-	return;
-drop:
-	vroce_rx_count_error(vdev);
+	vroce_rx_count(vdev, &rx.pkt, why);
 }
 
 /*
@@ -395,7 +433,7 @@ int vroce_udp_recv(struct sock *sk, struct sk_buff *skb)
 	n = max_t(u32, skb_shinfo(skb)->gso_segs, 1);
 	segs = vroce_gro_split(skb);
 	if (IS_ERR(segs)) {
-		vroce_count(vdev, VROCE_CNT_RX_DROPPED, n);
+		vroce_rx_dropped(vdev, U32_MAX, -1, 0, VROCE_DROP_CHAIN, n);
 	} else {
 		if (segs)
 			vroce_count(vdev, VROCE_CNT_RX_GRO_PACKETS, 1);

@@ -49,6 +49,23 @@ enum vroce_counter {
 	VROCE_CNT_MAX
 };
 
+/* Why a received packet was dropped (rx.c; the vroce_rx_drop event). */
+enum vroce_drop {
+	VROCE_DROP_NONE,
+	VROCE_DROP_HEADERS,	/* cut short or malformed headers */
+	VROCE_DROP_ICRC,
+	VROCE_DROP_NO_QP,	/* no QP of that number */
+	VROCE_DROP_PKEY,
+	VROCE_DROP_TRANSPORT,	/* an opcode of another transport than the QP's */
+	VROCE_DROP_PEER,	/* not from a connected QP's peer */
+	VROCE_DROP_QKEY,
+	VROCE_DROP_STATE,	/* UD: a state that does not receive */
+	VROCE_DROP_NO_RECV,	/* UD: no receive WQE */
+	VROCE_DROP_PROTOCOL,	/* RC/UC: not taken by the responder or completer */
+	VROCE_DROP_NOMEM,	/* a GRO chain's packet could not be copied */
+	VROCE_DROP_CHAIN,	/* a GRO chain that could not be taken apart */
+};
+
 /* One vroce device: an RDMA HCA bound to one Ethernet netdev. */
 struct vroce_dev {
 	struct ib_device ibdev;
@@ -458,6 +475,7 @@ int vroce_cq_add(struct vroce_cq *cq, const struct vroce_cqe *cqe,
 int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata);
 int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
+int vroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int vroce_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int vroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
@@ -640,6 +658,8 @@ void vroce_gro_setup(struct udp_tunnel_sock_cfg *cfg);
 void vroce_gro_accept(struct sock *sk);
 struct sk_buff *vroce_gro_split(struct sk_buff *skb);
 struct sk_buff *vroce_gro_next(struct vroce_dev *vdev, struct sk_buff **segs);
+void vroce_rx_dropped(struct vroce_dev *vdev, u32 qpn, int opcode, u32 psn,
+		      enum vroce_drop why, u32 n);
 int vroce_rx_local(struct vroce_dev *vdev, struct sk_buff *skb);
 void vroce_rx_local_pkt(struct vroce_dev *vdev, const struct vroce_path *from,
 			const struct vroce_local_pkt *lp);

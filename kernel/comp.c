@@ -285,13 +285,14 @@ static void vroce_comp_aeth(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 	}
 	if (psn != qp->req.una)
 		return;
-	trace_vroce_nak_rcvd(&qp->ibqp, psn, aeth.syndrome);
 	switch (vroce_aeth_syn_type(aeth.syndrome)) {
 	case VROCE_AETH_RNR_NAK:
+		trace_vroce_nak_rcvd(&qp->ibqp, psn, aeth.syndrome);
 		vroce_count(vdev, VROCE_CNT_RNR_NAK_RCVD, 1);
 		vroce_comp_rnr(qp, value);
 		break;
 	case VROCE_AETH_NAK:
+		trace_vroce_nak_rcvd(&qp->ibqp, psn, aeth.syndrome);
 		if (value == VROCE_NAK_PSN_SEQ_ERR) {
 			vroce_count(vdev, VROCE_CNT_SEQ_NAK_RCVD, 1);
 			vroce_comp_resync(qp);

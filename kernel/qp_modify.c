@@ -337,7 +337,8 @@ static void vroce_qp_enter_conn(struct vroce_qp *qp, enum ib_qp_state cur,
 static void vroce_qp_enter(struct vroce_qp *qp, enum ib_qp_state cur,
 			   enum ib_qp_state next)
 {
-	trace_vroce_qp_state(&qp->ibqp, cur, next);
+	if (cur != next)
+		trace_vroce_qp_state(&qp->ibqp, cur, next);
 	if (next == IB_QPS_RESET) {
 		vroce_qp_reset(qp);
 		return;

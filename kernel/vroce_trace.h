@@ -18,6 +18,8 @@
 #include <linux/tracepoint.h>
 #include <rdma/ib_verbs.h>
 
+#include "vroce.h"
+
 /* Symbolic values, for the tools that read the events' formats. */
 TRACE_DEFINE_ENUM(IB_QPS_RESET);
 TRACE_DEFINE_ENUM(IB_QPS_INIT);
@@ -69,8 +71,8 @@ TRACE_EVENT(vroce_qp_state,
 		__field(int, to)
 	),
 	TP_fast_assign(
-		strscpy(__entry->dev, dev_name(&ibqp->device->dev),
-			IB_DEVICE_NAME_MAX);
+		strscpy_pad(__entry->dev, ibqp->device->name,
+			    IB_DEVICE_NAME_MAX);
 		__entry->qpn = ibqp->qp_num;
 		__entry->from = from;
 		__entry->to = to;
@@ -90,13 +92,13 @@ DECLARE_EVENT_CLASS(vroce_qp_psn,
 		__field(u32, value)
 	),
 	TP_fast_assign(
-		strscpy(__entry->dev, dev_name(&ibqp->device->dev),
-			IB_DEVICE_NAME_MAX);
+		strscpy_pad(__entry->dev, ibqp->device->name,
+			    IB_DEVICE_NAME_MAX);
 		__entry->qpn = ibqp->qp_num;
 		__entry->psn = psn;
 		__entry->value = value;
 	),
-	TP_printk("%s qpn %u psn %u value %#x", __entry->dev, __entry->qpn,
+	TP_printk("%s qpn %u psn %u value %u", __entry->dev, __entry->qpn,
 		  __entry->psn, __entry->value)
 );
 
@@ -133,8 +135,7 @@ TRACE_EVENT(vroce_rx_drop,
 		__field(u32, count)
 	),
 	TP_fast_assign(
-		strscpy(__entry->dev, dev_name(&ibdev->dev),
-			IB_DEVICE_NAME_MAX);
+		strscpy_pad(__entry->dev, ibdev->name, IB_DEVICE_NAME_MAX);
 		__entry->qpn = qpn;
 		__entry->opcode = opcode;
 		__entry->psn = psn;

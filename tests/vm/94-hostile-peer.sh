@@ -63,10 +63,10 @@ if [ "$VROCE_ROLE" = b ]; then
 	python3 "$crafter" reads $peer_ip "$VROCE_PEER_IP4" "$live" 4 \
 		>/tmp/reads.out 2>&1 &
 	pid=$!
-	sleep 1
+	wait_for 60 grep -q listening /tmp/reads.out
 	vm_send reads-ready 1
 	wait $pid
-	tap_result $? "READs from a QP with max_rd_atomic 1 came one at a time: $(cat /tmp/reads.out)"
+	tap_result $? "READs from a QP with max_rd_atomic 1 came one at a time: $(grep -v listening /tmp/reads.out | tr "\n" " ")"
 	vm_barrier end 120
 	tap_done
 fi

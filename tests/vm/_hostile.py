@@ -20,7 +20,8 @@
 #
 #   _hostile.py reads SRC DST LIVE_QPN N
 #       the responder of N RDMA READs the victim's live QP (LIVE_QPN,
-#       max_rd_atomic 1) sends to SRC: each request is answered only
+#       max_rd_atomic 1) sends to SRC (it prints "listening" once it can
+#       hear them): each request is answered only
 #       after 0.3 s in which any further one would have been seen, with
 #       1 KiB of (i * 11 + 1) & 0xff; prints "reads answered=N
 #       max_outstanding=M" and fails unless M is 1 (IBTA: a requester has
@@ -147,6 +148,9 @@ def parse_victim(words):
 
 def reads(src, dst, live, n):
     p = Peer(src, dst)
+    # The victim may send once the socket is bound (a slow kernel takes
+    # seconds to get here).
+    print("listening", flush=True)
     data = bytes((i * 11 + 1) & 0xff for i in range(1024))
     answered = most = 0
     while answered < n:

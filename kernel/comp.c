@@ -395,11 +395,12 @@ static bool vroce_comp_progress(struct vroce_qp *qp, u32 old_una,
 				u32 old_tail, u32 old_next_psn)
 {
 	struct vroce_req *req = &qp->req;
-	bool kick = false;
+	bool kick = false, probe;
 
 	if (req->failed)
 		return false;
 	if (req->una != old_una || req->tail != old_tail) {
+		probe = req->probe;
 		req->retries = qp->attrs.retry_cnt;
 		req->rnr_retries = qp->attrs.rnr_retry;
 		req->probe = false;
@@ -413,7 +414,10 @@ static bool vroce_comp_progress(struct vroce_qp *qp, u32 old_una,
 		if ((s32)(req->tail - req->next) > 0 ||
 		    vroce_psn_before(req->next_psn, req->una))
 			vroce_req_rewind(qp);
-		if (req->blocked) {
+		if (req->blocked &&
+		    vroce_req_unblocked(req->tail != old_tail, probe,
+					req->next_psn, req->una,
+					req->window)) {
 			req->blocked = false;
 			kick = true;
 		}

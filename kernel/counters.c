@@ -27,6 +27,7 @@ static const struct rdma_stat_desc vroce_counter_descs[] = {
 	[VROCE_CNT_RX_GRO_PACKETS] = { .name = "rx_gro_packets" },
 	[VROCE_CNT_RX_ERRORS] = { .name = "rx_errors" },
 	[VROCE_CNT_TX_DROPPED] = { .name = "tx_dropped" },
+	[VROCE_CNT_TX_WAKEUPS] = { .name = "tx_wakeups" },
 };
 
 static_assert(ARRAY_SIZE(vroce_counter_descs) == VROCE_CNT_MAX);

@@ -303,8 +303,8 @@ static void vroce_req_check(struct vroce_qp *qp, struct vroce_swqe *sw,
  * Whether the SQ, found empty, belongs to a stream: at least
  * VROCE_TX_STREAM_DEPTH WQEs of an RC QP are sent and wait for their
  * acknowledgement. Then the engine stops without asking for a doorbell
- * (req->blocked: the completer kicks it when an acknowledgement makes
- * progress, and every message's last packet asks for one), so that what
+ * (req->blocked: the completer kicks it when an acknowledgement lets it
+ * go on, and every message's last packet asks for one), so that what
  * the application posts meanwhile costs no system call and leaves
  * together, in batches, at that kick; the timers kick it if no
  * acknowledgement comes. A ping-pong or a lone request, with fewer in

@@ -53,8 +53,8 @@ void vroce_tx_exit(void)
 
 void vroce_tx_kick(struct vroce_qp *qp)
 {
-	if (!READ_ONCE(qp->dying))
-		queue_work(vroce_wq, &qp->tx_work);
+	if (!READ_ONCE(qp->dying) && queue_work(vroce_wq, &qp->tx_work))
+		vroce_count(to_vdev(qp->ibqp.device), VROCE_CNT_TX_WAKEUPS, 1);
 }
 
 /* The UD destination of AH @num of the QP's PD, from this QP's port. */

@@ -67,6 +67,24 @@ static inline vr_bool vroce_window_open(vr_u32 psn, vr_u32 una,
 	return vroce_psn_diff(psn, una) < (vr_s32)window;
 }
 
+/*
+ * Whether an acknowledgement that made progress should wake a requester
+ * that stopped (blocked) for lack of it: a WQE completed (@completed:
+ * that frees what the READ and atomic limit, a fence and a local
+ * operation wait for, and makes room on a streaming SQ), the packets in
+ * flight were a probe after a time-out (@probe), or the window now
+ * admits @next, the next packet to send. Each READ response moves @una
+ * by one PSN while the next READ request stays outside the window until
+ * a whole response has come back: waking the engine for each would cost
+ * a context switch per packet, for nothing.
+ */
+static inline vr_bool vroce_req_unblocked(vr_bool completed, vr_bool probe,
+					  vr_u32 next, vr_u32 una,
+					  vr_u32 window)
+{
+	return completed || probe || vroce_window_open(next, una, window);
+}
+
 /* Whether the packet described by @in sets AckReq. */
 static inline vr_bool vroce_ackreq_wanted(const struct vroce_ackreq_in *in)
 {

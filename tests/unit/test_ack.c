@@ -41,6 +41,23 @@ static void test_window_open(void **state)
 	assert_true(vroce_window_open(5, 6, 32));
 }
 
+static void test_unblocked(void **state)
+{
+	(void)state;
+	/* a READ of 64 PSNs waits for the one before it to come back */
+	assert_false(vroce_req_unblocked(0, 0, 1000 + 192, 1000 + 1, 128));
+	assert_false(vroce_req_unblocked(0, 0, 1000 + 192, 1000 + 64, 128));
+	assert_true(vroce_req_unblocked(0, 0, 1000 + 192, 1000 + 65, 128));
+	/* a completion or a probe's answer always wakes it */
+	assert_true(vroce_req_unblocked(1, 0, 1000 + 192, 1000 + 1, 128));
+	assert_true(vroce_req_unblocked(0, 1, 1000 + 192, 1000 + 1, 128));
+	/* a streaming SQ with room in the window */
+	assert_true(vroce_req_unblocked(0, 0, 50, 40, 128));
+	/* across the PSN wrap */
+	assert_false(vroce_req_unblocked(0, 0, 0x00007f, 0xffffff, 128));
+	assert_true(vroce_req_unblocked(0, 0, 0x00007f, 0x000000, 128));
+}
+
 static void test_window_adapt(void **state)
 {
 	vr_u32 w = VROCE_WINDOW_MAX;
@@ -179,6 +196,7 @@ int main(void)
 		cmocka_unit_test(test_interval),
 		cmocka_unit_test(test_window_open),
 		cmocka_unit_test(test_window_adapt),
+		cmocka_unit_test(test_unblocked),
 		cmocka_unit_test(test_ackreq_rules),
 		cmocka_unit_test(test_never_stalls),
 		cmocka_unit_test(test_few_requests),

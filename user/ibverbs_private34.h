@@ -286,6 +286,12 @@ struct verbs_cq {
  * bytes in v39.0, 352 in v44.0, 360 in v56.1).  struct vroce_qp keeps
  * zeroes behind it for that reason.
  */
+/* verbs_qp.comp_mask */
+enum verbs_qp_mask {
+	VERBS_QP_XRCD = 1 << 0,
+	VERBS_QP_EX = 1 << 1,	/* qp_ex holds the ibv_wr_* operations */
+};
+
 struct verbs_qp {
 	union {
 		struct ibv_qp qp;

@@ -26,11 +26,6 @@ static_assert(sizeof(struct vroce_sge) == sizeof(struct ibv_sge),
 	(IBV_SEND_FENCE | IBV_SEND_SIGNALED | IBV_SEND_SOLICITED | \
 	 IBV_SEND_INLINE)
 
-static int vroce_qp_state(struct vroce_qp *qp)
-{
-	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
-}
-
 static int vroce_wq_init(struct vroce_wq *wq)
 {
 	return pthread_spin_init(&wq->lock, PTHREAD_PROCESS_PRIVATE);
@@ -89,8 +84,12 @@ static int vroce_qp_map(struct vroce_qp *qp, int cmd_fd,
 	return 0;
 }
 
-struct ibv_qp *vroce_create_qp(struct ibv_pd *ibpd,
-			       struct ibv_qp_init_attr *attr)
+/*
+ * Creates an RC, UC or UD QP and maps its rings; on failure NULL with
+ * errno set.  attr->cap is set to what the kernel granted.
+ */
+struct vroce_qp *vroce_qp_new(struct ibv_pd *ibpd,
+			      struct ibv_qp_init_attr *attr)
 {
 	struct vroce_create_qp_cmd_resp resp = {};
 	struct ibv_create_qp cmd = {};
@@ -139,7 +138,7 @@ struct ibv_qp *vroce_create_qp(struct ibv_pd *ibpd,
 	qp->state = IBV_QPS_RESET;
 	qp->sq_sig_all = attr->sq_sig_all;
 	qp->qpn = resp.drv.qpn;
-	return &qp->vqp.qp;
+	return qp;
 
 err_destroy:
 	ibv_cmd_destroy_qp(&qp->vqp.qp);
@@ -151,6 +150,14 @@ err_free:
 	free(qp);
 	errno = ret;
 	return NULL;
+}
+
+struct ibv_qp *vroce_create_qp(struct ibv_pd *ibpd,
+			       struct ibv_qp_init_attr *attr)
+{
+	struct vroce_qp *qp = vroce_qp_new(ibpd, attr);
+
+	return qp ? &qp->vqp.qp : NULL;
 }
 
 int vroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -188,6 +195,7 @@ int vroce_destroy_qp(struct ibv_qp *ibqp)
 	vroce_ring_unmap(&qp->rq.ring);
 	pthread_spin_destroy(&qp->rq.lock);
 	pthread_spin_destroy(&qp->sq.lock);
+	vroce_qpx_free(qp);
 	free(qp);
 	return 0;
 }
@@ -197,15 +205,13 @@ int vroce_destroy_qp(struct ibv_qp *ibqp)
  * is read again only when the ring looks full.  A cons the kernel moved
  * past prod (a broken ring) also reads as full.
  */
-static bool vroce_wq_full(struct vroce_wq *wq, uint32_t *cons)
+bool vroce_wq_full(struct vroce_wq *wq, uint32_t *cons)
 {
 	if (wq->prod - *cons < wq->ring.num)
 		return false;
 	*cons = vroce_ring_load_acquire(&wq->ring.hdr->cons);
 	return wq->prod - *cons >= wq->ring.num;
 }
-
-static int vroce_sq_doorbell(struct vroce_qp *qp);
 
 /*
  * Posting receives is allowed in every state but RESET (the IBTA QP state
@@ -382,21 +388,18 @@ static int vroce_copy_inline(struct vroce_qp *qp, const struct ibv_send_wr *wr,
 }
 
 /*
- * Check one WR against the QP and, if it is valid, write its WQE to the
- * slot.  Nothing is written for a WR that fails.
+ * Checks one WR against the QP and fills the WQE header @hdr from it; the
+ * gather list or inline data behind the header is the caller's. *@sges
+ * says whether the WR's SGEs carry data (not for LOCAL_INV and BIND_MW).
  */
-static int vroce_write_send_wqe(struct vroce_qp *qp,
-				const struct ibv_send_wr *wr, void *slot)
+int vroce_send_wqe_hdr(struct vroce_qp *qp, const struct ibv_send_wr *wr,
+		       struct vroce_send_wqe *hdr, bool *sges)
 {
 	enum ibv_qp_type qp_type = qp->vqp.qp.qp_type;
-	struct vroce_send_wqe hdr = { .wr_id = wr->wr_id };
-	uint8_t *data = (uint8_t *)slot + sizeof(hdr);
-	struct vroce_sge *sge = (struct vroce_sge *)data;
-	bool sges = true;
 	int opcode;
-	int ret;
-	int i;
 
+	*hdr = (struct vroce_send_wqe){ .wr_id = wr->wr_id };
+	*sges = true;
 	opcode = vroce_wqe_opcode(qp_type, wr->opcode);
 	if (opcode < 0 || wr->num_sge < 0 ||
 	    (uint32_t)wr->num_sge > qp->sq.max_sge ||
@@ -406,22 +409,22 @@ static int vroce_write_send_wqe(struct vroce_qp *qp,
 	    !vroce_opcode_can_inline(wr->opcode))
 		return EINVAL;
 
-	hdr.opcode = opcode;
+	hdr->opcode = opcode;
 	if (wr->send_flags & IBV_SEND_FENCE)
-		hdr.flags |= VROCE_WQE_FENCE;
+		hdr->flags |= VROCE_WQE_FENCE;
 	if ((wr->send_flags & IBV_SEND_SIGNALED) || qp->sq_sig_all)
-		hdr.flags |= VROCE_WQE_SIGNALED;
+		hdr->flags |= VROCE_WQE_SIGNALED;
 	if (wr->send_flags & IBV_SEND_SOLICITED)
-		hdr.flags |= VROCE_WQE_SOLICITED;
+		hdr->flags |= VROCE_WQE_SOLICITED;
 
 	switch (wr->opcode) {
 	case IBV_WR_SEND_WITH_IMM:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
-		hdr.imm_data = wr->imm_data;
+		hdr->imm_data = wr->imm_data;
 		break;
 	case IBV_WR_SEND_WITH_INV:
 	case IBV_WR_LOCAL_INV:
-		hdr.imm_data = wr->invalidate_rkey;
+		hdr->imm_data = wr->invalidate_rkey;
 		break;
 	default:
 		break;
@@ -431,34 +434,34 @@ static int vroce_write_send_wqe(struct vroce_qp *qp,
 	case IBV_WR_RDMA_WRITE:
 	case IBV_WR_RDMA_WRITE_WITH_IMM:
 	case IBV_WR_RDMA_READ:
-		hdr.u.rdma.remote_addr = wr->wr.rdma.remote_addr;
-		hdr.u.rdma.rkey = wr->wr.rdma.rkey;
+		hdr->u.rdma.remote_addr = wr->wr.rdma.remote_addr;
+		hdr->u.rdma.rkey = wr->wr.rdma.rkey;
 		break;
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		if (wr->wr.atomic.remote_addr & 7)
 			return EINVAL;
-		hdr.u.atomic.remote_addr = wr->wr.atomic.remote_addr;
-		hdr.u.atomic.compare_add = wr->wr.atomic.compare_add;
-		hdr.u.atomic.swap = wr->wr.atomic.swap;
-		hdr.u.atomic.rkey = wr->wr.atomic.rkey;
+		hdr->u.atomic.remote_addr = wr->wr.atomic.remote_addr;
+		hdr->u.atomic.compare_add = wr->wr.atomic.compare_add;
+		hdr->u.atomic.swap = wr->wr.atomic.swap;
+		hdr->u.atomic.rkey = wr->wr.atomic.rkey;
 		break;
 	case IBV_WR_LOCAL_INV:
 		/* Names its target by rkey only: no data, no SGEs. */
-		sges = false;
+		*sges = false;
 		break;
 	case IBV_WR_BIND_MW:
 		/*
 		 * The MW is named by the new rkey (same index, new key);
 		 * the bind moves no data, so the WR's SGEs are not used.
 		 */
-		hdr.u.bind.addr = wr->bind_mw.bind_info.addr;
-		hdr.u.bind.length = wr->bind_mw.bind_info.length;
-		hdr.u.bind.mr_lkey = wr->bind_mw.bind_info.mr ?
-				     wr->bind_mw.bind_info.mr->lkey : 0;
-		hdr.u.bind.new_rkey = wr->bind_mw.rkey;
-		hdr.u.bind.access = wr->bind_mw.bind_info.mw_access_flags;
-		sges = false;
+		hdr->u.bind.addr = wr->bind_mw.bind_info.addr;
+		hdr->u.bind.length = wr->bind_mw.bind_info.length;
+		hdr->u.bind.mr_lkey = wr->bind_mw.bind_info.mr ?
+				      wr->bind_mw.bind_info.mr->lkey : 0;
+		hdr->u.bind.new_rkey = wr->bind_mw.rkey;
+		hdr->u.bind.access = wr->bind_mw.bind_info.mw_access_flags;
+		*sges = false;
 		break;
 	default:
 		break;
@@ -475,11 +478,30 @@ static int vroce_write_send_wqe(struct vroce_qp *qp,
 		 * the WQE names AH 0, which the kernel rejects.
 		 */
 		if (ah->context == qp->vqp.qp.context)
-			hdr.u.ud.ah_num = to_vah(ah)->ah_num;
-		hdr.u.ud.remote_qpn = wr->wr.ud.remote_qpn;
-		hdr.u.ud.remote_qkey = wr->wr.ud.remote_qkey;
+			hdr->u.ud.ah_num = to_vah(ah)->ah_num;
+		hdr->u.ud.remote_qpn = wr->wr.ud.remote_qpn;
+		hdr->u.ud.remote_qkey = wr->wr.ud.remote_qkey;
 	}
+	return 0;
+}
 
+/*
+ * Check one WR against the QP and, if it is valid, write its WQE to the
+ * slot.  Nothing is written for a WR that fails.
+ */
+static int vroce_write_send_wqe(struct vroce_qp *qp,
+				const struct ibv_send_wr *wr, void *slot)
+{
+	struct vroce_send_wqe hdr;
+	uint8_t *data = (uint8_t *)slot + sizeof(hdr);
+	struct vroce_sge *sge = (struct vroce_sge *)data;
+	bool sges;
+	int ret;
+	int i;
+
+	ret = vroce_send_wqe_hdr(qp, wr, &hdr, &sges);
+	if (ret)
+		return ret;
 	if (wr->send_flags & IBV_SEND_INLINE) {
 		ret = vroce_copy_inline(qp, wr, &hdr, data);
 		if (ret)
@@ -499,7 +521,7 @@ static int vroce_write_send_wqe(struct vroce_qp *qp,
 }
 
 /* Wake the kernel's send engine: POST_SEND with no work requests. */
-static int vroce_sq_doorbell(struct vroce_qp *qp)
+int vroce_sq_doorbell(struct vroce_qp *qp)
 {
 	struct ib_uverbs_post_send_resp resp = {};
 	struct ibv_post_send cmd = {
@@ -528,6 +550,37 @@ static int vroce_sq_doorbell(struct vroce_qp *qp)
 }
 
 /*
+ * Publishes the WQEs written up to sq.prod to the kernel; true if its send
+ * engine sleeps and needs the doorbell.  Caller holds the SQ lock.
+ */
+bool vroce_sq_publish(struct vroce_qp *qp)
+{
+	struct vroce_wq *sq = &qp->sq;
+
+	vroce_ring_store_release(&sq->ring.hdr->prod, sq->prod);
+	/*
+	 * Pairs with the kernel's barrier between setting NEEDS_WAKEUP and
+	 * reading prod again: either it sees our prod or we see its flag.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&sq->ring.hdr->notify, __ATOMIC_RELAXED) &
+	       VROCE_SQ_NEEDS_WAKEUP;
+}
+
+/* Whether the QP's state lets the send queue take WRs (RTS on). */
+bool vroce_sq_accepts(struct vroce_qp *qp)
+{
+	switch (vroce_qp_state(qp)) {
+	case IBV_QPS_RESET:
+	case IBV_QPS_INIT:
+	case IBV_QPS_RTR:
+		return false;
+	default:
+		return true;
+	}
+}
+
+/*
  * Posting sends is refused in RESET, INIT and RTR (in the IBTA QP state
  * machine the send queue accepts WRs from RTS on) and allowed in RTS, SQD,
  * SQE and ERR; in SQE and ERR the kernel completes them with a flush
@@ -549,14 +602,9 @@ int vroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	uint32_t start, cons;
 	int ret = 0;
 
-	switch (vroce_qp_state(qp)) {
-	case IBV_QPS_RESET:
-	case IBV_QPS_INIT:
-	case IBV_QPS_RTR:
+	if (!vroce_sq_accepts(qp)) {
 		*bad_wr = wr;
 		return EINVAL;
-	default:
-		break;
 	}
 
 	pthread_spin_lock(&sq->lock);
@@ -573,18 +621,8 @@ int vroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 			break;
 		sq->prod++;
 	}
-	if (sq->prod != start) {
-		vroce_ring_store_release(&sq->ring.hdr->prod, sq->prod);
-		/*
-		 * Pairs with the kernel's barrier between setting
-		 * NEEDS_WAKEUP and reading prod again: either it sees our
-		 * prod or we see its flag.
-		 */
-		__atomic_thread_fence(__ATOMIC_SEQ_CST);
-		wakeup = __atomic_load_n(&sq->ring.hdr->notify,
-					 __ATOMIC_RELAXED) &
-			 VROCE_SQ_NEEDS_WAKEUP;
-	}
+	if (sq->prod != start)
+		wakeup = vroce_sq_publish(qp);
 	pthread_spin_unlock(&sq->lock);
 
 	if (ret) {

@@ -14,10 +14,10 @@ static void vroce_free_context(struct ibv_context *ibctx);
 
 /*
  * Verbs we implement.  Every op left NULL keeps libibverbs' default, which
- * fails with EOPNOTSUPP: the extended verbs but ibv_create_cq_ex()
- * (ibv_create_qp_ex() beyond a PD, ibv_create_srq_ex() beyond a basic SRQ,
- * ...), XRC, flows, DM, counters, multicast.  bind_mw and post_srq_ops
- * are set explicitly: their defaults leave errno or *bad_op unset.
+ * fails with EOPNOTSUPP: the extended verbs but ibv_create_cq_ex() and
+ * ibv_create_qp_ex() (ibv_create_srq_ex() beyond a basic SRQ, ...), XRC,
+ * flows, DM, counters, multicast.  bind_mw and post_srq_ops are set
+ * explicitly: their defaults leave errno or *bad_op unset.
  */
 static const struct verbs_context_ops vroce_ctx_ops = {
 	.alloc_mw = vroce_alloc_mw,
@@ -27,6 +27,7 @@ static const struct verbs_context_ops vroce_ctx_ops = {
 	.create_cq = vroce_create_cq,
 	.create_cq_ex = vroce_create_cq_ex,
 	.create_qp = vroce_create_qp,
+	.create_qp_ex = vroce_create_qp_ex,
 	.create_srq = vroce_create_srq,
 	.dealloc_mw = vroce_dealloc_mw,
 	.dealloc_pd = vroce_dealloc_pd,

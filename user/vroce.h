@@ -73,14 +73,37 @@ struct vroce_wq {
 	uint32_t max_sge;		/* from the granted capabilities */
 };
 
+/*
+ * The ibv_wr_* state of a QP created with send_ops_flags (qp_ex.c).  From
+ * ibv_wr_start() to ibv_wr_complete() or ibv_wr_abort() the SQ lock is
+ * held; each WR builder closes the WR before it into the ring (past the
+ * published prod, so unseen by the kernel) and opens a new one in wr,
+ * which the setters then complete.
+ */
+struct vroce_qpx {
+	struct ibv_send_wr wr;		/* the open WR */
+	struct ibv_sge *sge;		/* its SGEs: max_send_sge of them */
+	uint8_t *inl;			/* its inline data: max_inline_data */
+	uint32_t inl_len;
+	uint32_t start;			/* sq.prod at ibv_wr_start() */
+	uint32_t cons;			/* the SQ's cons, as last read */
+	int err;			/* the first error since then */
+	bool open;			/* a builder opened wr */
+};
+
 struct vroce_qp {
 	struct verbs_qp vqp;
 	/*
 	 * Zeroes behind vqp: ibv_qp_to_qp_ex() reads verbs_qp.comp_mask at
 	 * an offset that follows the size of the public struct ibv_qp_ex,
 	 * which grows with rdma-core releases (comp_mask at 344 in v39, 352
-	 * in v44, 360 in v56.1).  Whatever libibverbs we run with, it then
-	 * reads 0 (no ibv_qp_ex operations) rather than our own fields.
+	 * in v44, 360 in v56.1).  For a QP without ibv_wr_* operations,
+	 * whatever libibverbs we run with then reads 0 rather than our own
+	 * fields.  A QP with them (qp_ex.c) has VERBS_QP_EX at the offset of
+	 * the headers we were built with.  A newer libibverbs reads 0 in the
+	 * slack, an older one the wr_atomic_write pointer, which stays NULL:
+	 * for both, ibv_qp_to_qp_ex() says NULL rather than hand out a
+	 * struct ibv_qp_ex of another layout.
 	 */
 	uint8_t vqp_slack[64];
 	struct vroce_wq sq;
@@ -93,6 +116,7 @@ struct vroce_qp {
 	int state;
 	bool sq_sig_all;
 	uint32_t qpn;
+	struct vroce_qpx *x;		/* NULL: no ibv_qp_ex operations */
 };
 
 /*
@@ -214,6 +238,16 @@ static inline struct vroce_qp *to_vqp(struct ibv_qp *ibqp)
 	return vroce_container_of(ibqp, struct vroce_qp, vqp.qp);
 }
 
+static inline struct vroce_qp *to_vqp_ex(struct ibv_qp_ex *ibqpx)
+{
+	return vroce_container_of(ibqpx, struct vroce_qp, vqp.qp_ex);
+}
+
+static inline int vroce_qp_state(struct vroce_qp *qp)
+{
+	return __atomic_load_n(&qp->state, __ATOMIC_ACQUIRE);
+}
+
 static inline struct vroce_ah *to_vah(struct ibv_ah *ibah)
 {
 	return vroce_container_of(ibah, struct vroce_ah, ibv_ah);
@@ -273,6 +307,8 @@ int vroce_resize_cq(struct ibv_cq *ibcq, int cqe);
 int vroce_destroy_cq(struct ibv_cq *ibcq);
 
 /* qp.c */
+struct vroce_qp *vroce_qp_new(struct ibv_pd *ibpd,
+			      struct ibv_qp_init_attr *attr);
 struct ibv_qp *vroce_create_qp(struct ibv_pd *ibpd,
 			       struct ibv_qp_init_attr *attr);
 int vroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -282,9 +318,20 @@ int vroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 int vroce_destroy_qp(struct ibv_qp *ibqp);
 int vroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
+int vroce_send_wqe_hdr(struct vroce_qp *qp, const struct ibv_send_wr *wr,
+		       struct vroce_send_wqe *hdr, bool *sges);
+bool vroce_wq_full(struct vroce_wq *wq, uint32_t *cons);
+bool vroce_sq_accepts(struct vroce_qp *qp);
+bool vroce_sq_publish(struct vroce_qp *qp);
+int vroce_sq_doorbell(struct vroce_qp *qp);
 int vroce_wq_post_recv(struct vroce_wq *wq, struct ibv_recv_wr *wr,
 		       struct ibv_recv_wr **bad_wr, bool *posted);
 int vroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr);
+
+/* qp_ex.c */
+struct ibv_qp *vroce_create_qp_ex(struct ibv_context *ibctx,
+				  struct ibv_qp_init_attr_ex *attr);
+void vroce_qpx_free(struct vroce_qp *qp);
 
 #endif /* VROCE_H */

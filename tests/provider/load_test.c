@@ -219,23 +219,22 @@ static void check_queries(struct ibv_context *ctx)
 	} while (0)
 
 /*
- * ibv_create_qp_ex() with more than a PD and TDs are not implemented:
- * libibverbs' default ops fail them with EOPNOTSUPP.  (SRQs, MRs, MWs and
- * AHs are, and verbs_test checks them.)
+ * XRC QPs and TDs are not implemented: vroce's create_qp_ex and
+ * libibverbs' default ops fail them with EOPNOTSUPP.  (SRQs, MRs, MWs,
+ * AHs and extended QPs are, and verbs_test and qp_ex_test check them.)
  */
 static void check_unsupported(struct ibv_context *ctx, struct ibv_pd *pd)
 {
 	struct ibv_qp_init_attr_ex qp_attr_ex = {
-		.qp_type = IBV_QPT_RC,
-		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.qp_type = IBV_QPT_XRC_SEND,
+		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD,
 		.pd = pd,
-		.send_ops_flags = IBV_QP_EX_WITH_SEND,
 	};
 	struct ibv_td_init_attr td_attr = {};
 	unsigned int commands = fake.commands;
 
 	FAILS_NULL(ibv_create_qp_ex(ctx, &qp_attr_ex),
-		   "ibv_create_qp_ex() with send_ops_flags");
+		   "ibv_create_qp_ex() of an XRC QP");
 	FAILS_NULL(ibv_alloc_td(ctx, &td_attr), "ibv_alloc_td()");
 	tap_ok(fake.commands == commands,
 	       "...all without a command to the kernel");

@@ -3,7 +3,8 @@
 # Copyright (c) the vroce developers
 #
 # Acceptance over the two-VM wire with the stock tools, RC only:
-# ibv_rc_pingpong (polling and -e, 1 B to 1 MiB), perftest (ib_write_bw
+# ibv_rc_pingpong (polling and -e, 1 B to 1 MiB; with -N, the ibv_wr_*
+# API of an extended QP, and -c, which checks the data), perftest (ib_write_bw
 # with 64 KiB and 64 B, ib_read_bw, ib_send_bw, ib_atomic_bw with
 # FETCH_AND_ADD and CMP_AND_SWAP, ib_write_lat, ib_read_lat, ib_send_lat)
 # without rdma_cm, and rping -V and ucmatose over rdma_cm; each over the
@@ -53,6 +54,8 @@ cases() {
 		pair_run "$1" "$2" pp -s "$size" -n "$iters"
 		pair_run "$1" "$2" pp -e -s "$size" -n "$iters"
 	done
+	pair_run "$1" "$2" pp -N -c -s 4096 -n 20
+	pair_run "$1" "$2" pp -N -c -e -s 65536 -n 20
 	pair_run "$1" "$2" perftest ib_write_bw -s 65536 -n 200 --report_gbits
 	pair_run "$1" "$2" perftest ib_write_bw -s 64 -n 200 --report_gbits
 	pair_run "$1" "$2" perftest ib_read_bw -s 65536 -n 200 --report_gbits

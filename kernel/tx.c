@@ -51,9 +51,20 @@ void vroce_tx_exit(void)
 	destroy_workqueue(vroce_wq);
 }
 
+/* Schedules the engine; true if it was not scheduled already. */
+static bool vroce_tx_queue(struct vroce_qp *qp)
+{
+	return !READ_ONCE(qp->dying) && queue_work(vroce_wq, &qp->tx_work);
+}
+
+/*
+ * Wakes the engine from outside it (a doorbell, the completer, a timer,
+ * freed responses): the tx_wakeups counter counts these, not the runs
+ * the engine schedules itself to go on with what it left.
+ */
 void vroce_tx_kick(struct vroce_qp *qp)
 {
-	if (!READ_ONCE(qp->dying) && queue_work(vroce_wq, &qp->tx_work))
+	if (vroce_tx_queue(qp))
 		vroce_count(to_vdev(qp->ibqp.device), VROCE_CNT_TX_WAKEUPS, 1);
 }
 
@@ -323,7 +334,7 @@ void vroce_tx_work(struct work_struct *work)
 	drained = vroce_tx_drain(qp, VROCE_TX_BUDGET, true);
 	mutex_unlock(&qp->state_lock);
 	if (!drained || more)
-		vroce_tx_kick(qp);
+		vroce_tx_queue(qp);
 }
 
 /*

@@ -215,6 +215,7 @@ int vroce_cq_add(struct vroce_cq *cq, const struct vroce_cqe *cqe,
 		 bool solicited)
 {
 	bool notify = false, overflow = false;
+	struct vroce_cqe *slot;
 	unsigned long flags;
 	int err = 0;
 
@@ -224,8 +225,10 @@ int vroce_cq_add(struct vroce_cq *cq, const struct vroce_cqe *cqe,
 		cq->broken = true;
 		err = -ENOSPC;
 	} else {
-		memcpy(vroce_queue_slot(&cq->ring, cq->ring.own), cqe,
-		       sizeof(*cqe));
+		slot = vroce_queue_slot(&cq->ring, cq->ring.own);
+		memcpy(slot, cqe, sizeof(*cqe));
+		/* The completion's time: ibv_wc_read_completion_ts(). */
+		slot->timestamp = ktime_get_ns();
 		cq->ring.own++;
 		vroce_queue_publish_prod(&cq->ring);
 		notify = vroce_cq_should_notify(cq, cqe, solicited);

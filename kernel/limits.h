@@ -37,5 +37,7 @@
 #define VROCE_MAX_PKEYS		1
 #define VROCE_GID_TBL_LEN	1024
 #define VROCE_MAX_MSG_SZ	0x80000000U
+/* The CQE timestamps' clock (hca_core_clock, in kHz): nanoseconds. */
+#define VROCE_CLOCK_KHZ		1000000
 
 #endif /* VROCE_LIMITS_H */

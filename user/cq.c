@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "vroce.h"
 
@@ -243,6 +244,17 @@ out:
  * dropped, as ibv_end_poll() is not called then.
  */
 
+/* CLOCK_REALTIME minus CLOCK_MONOTONIC, in ns. */
+static uint64_t vroce_wall_offset(void)
+{
+	struct timespec mono, real;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	return (uint64_t)(real.tv_sec - mono.tv_sec) * 1000000000ULL +
+	       (uint64_t)(real.tv_nsec - mono.tv_nsec);
+}
+
 /* Point cur at the CQE at cons: 0, ENOENT or EIO. */
 static int vroce_cq_ex_load(struct vroce_cq *cq)
 {
@@ -277,6 +289,8 @@ static int vroce_start_poll(struct ibv_cq_ex *ibcq,
 	ret = vroce_cq_ex_load(cq);
 	if (ret)
 		pthread_spin_unlock(&cq->lock);
+	else if (cq->wall_clock)
+		cq->wall_offset = vroce_wall_offset();
 	return ret;
 }
 
@@ -355,8 +369,30 @@ static uint8_t vroce_wc_read_dlid_path_bits(struct ibv_cq_ex *ibcq)
 	return 0;
 }
 
-/* What a CQE has: no timestamps, VLAN, flow tag or tag matching. */
-#define VROCE_CQ_EX_WC_FLAGS	IBV_WC_STANDARD_FLAGS
+/*
+ * The CQE's timestamp: CLOCK_MONOTONIC in ns when the kernel wrote it,
+ * which is the device's clock (hca_core_clock 1 GHz).
+ */
+static uint64_t vroce_wc_read_completion_ts(struct ibv_cq_ex *ibcq)
+{
+	return to_vcq_ex(ibcq)->cur->timestamp;
+}
+
+/*
+ * The same moment on CLOCK_REALTIME: the offset between the two clocks
+ * is taken at ibv_start_poll(), so a clock step lands between polls.
+ */
+static uint64_t vroce_wc_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
+{
+	struct vroce_cq *cq = to_vcq_ex(ibcq);
+
+	return cq->cur->timestamp + cq->wall_offset;
+}
+
+/* What a CQE has: timestamps; no VLAN, flow tag or tag matching. */
+#define VROCE_CQ_EX_WC_FLAGS	(IBV_WC_STANDARD_FLAGS | \
+				 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP | \
+				 IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK)
 #define VROCE_CQ_EX_FLAGS	IBV_CREATE_CQ_ATTR_SINGLE_THREADED
 
 /*
@@ -404,6 +440,13 @@ struct ibv_cq_ex *vroce_create_cq_ex(struct ibv_context *ibctx,
 	ex->read_slid = vroce_wc_read_slid;
 	ex->read_sl = vroce_wc_read_sl;
 	ex->read_dlid_path_bits = vroce_wc_read_dlid_path_bits;
+	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP)
+		ex->read_completion_ts = vroce_wc_read_completion_ts;
+	if (attr->wc_flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK) {
+		cq->wall_clock = true;
+		ex->read_completion_wallclock_ns =
+			vroce_wc_read_completion_wallclock_ns;
+	}
 	return ex;
 }
 

@@ -182,6 +182,28 @@ int vroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 				sizeof(cmd));
 }
 
+/* Unmaps and frees what vroce_qp_new() made, once the kernel QP is gone. */
+static void vroce_qp_release(struct vroce_qp *qp)
+{
+	vroce_ring_unmap(&qp->sq.ring);
+	vroce_ring_unmap(&qp->rq.ring);
+	pthread_spin_destroy(&qp->rq.lock);
+	pthread_spin_destroy(&qp->sq.lock);
+	vroce_qpx_free(qp);
+	free(qp);
+}
+
+/*
+ * Undoes vroce_qp_new() for a QP the application never saw; the memory
+ * goes even if the kernel refuses to destroy its QP (closing the context
+ * destroys it then).
+ */
+void vroce_qp_free(struct vroce_qp *qp)
+{
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+	vroce_qp_release(qp);
+}
+
 int vroce_destroy_qp(struct ibv_qp *ibqp)
 {
 	struct vroce_qp *qp = to_vqp(ibqp);
@@ -190,13 +212,7 @@ int vroce_destroy_qp(struct ibv_qp *ibqp)
 	ret = ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
-
-	vroce_ring_unmap(&qp->sq.ring);
-	vroce_ring_unmap(&qp->rq.ring);
-	pthread_spin_destroy(&qp->rq.lock);
-	pthread_spin_destroy(&qp->sq.lock);
-	vroce_qpx_free(qp);
-	free(qp);
+	vroce_qp_release(qp);
 	return 0;
 }
 

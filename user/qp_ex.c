@@ -349,6 +349,8 @@ static void vroce_wr_abort(struct ibv_qp_ex *ibqpx)
 /*
  * Posts the WRs built since ibv_wr_start(), all or (on the first error,
  * which it returns) none.  As post_send, the SQ takes WRs from RTS on.
+ * Only if the doorbell system call itself fails (the device is gone) is
+ * its error returned for a batch that is in the ring, as post_send does.
  */
 static int vroce_wr_complete(struct ibv_qp_ex *ibqpx)
 {
@@ -415,8 +417,14 @@ static int vroce_qpx_init(struct vroce_qp *qp)
 	x->inl = (uint8_t *)x->sge + sges;
 	qp->x = x;
 	vroce_qpx_set_ops(&qp->vqp.qp_ex);
-	/* ibv_qp_to_qp_ex() now returns &vqp.qp_ex. */
 	qp->vqp.comp_mask = VERBS_QP_EX;
+	/*
+	 * The libibverbs we run with finds comp_mask where its own headers
+	 * put it: if that is not where ours do (vroce.h), it would hand
+	 * out no ibv_qp_ex, and the QP is refused instead.
+	 */
+	if (ibv_qp_to_qp_ex(&qp->vqp.qp) != &qp->vqp.qp_ex)
+		return EOPNOTSUPP;
 	return 0;
 }
 
@@ -470,7 +478,7 @@ struct ibv_qp *vroce_create_qp_ex(struct ibv_context *ibctx,
 	if (ops) {
 		ret = vroce_qpx_init(qp);
 		if (ret) {
-			vroce_destroy_qp(&qp->vqp.qp);
+			vroce_qp_free(qp);
 			errno = ret;
 			return NULL;
 		}

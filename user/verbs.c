@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "vroce.h"
 
@@ -42,6 +43,23 @@ int vroce_query_device_ex(struct ibv_context *ibctx,
 
 	vroce_format_fw_ver(attr->orig_attr.fw_ver,
 			    sizeof(attr->orig_attr.fw_ver), resp.base.fw_ver);
+	return 0;
+}
+
+/*
+ * The device's clock now (IBV_VALUES_MASK_RAW_CLOCK): the clock of the
+ * CQE timestamps, CLOCK_MONOTONIC, read here without a system call on
+ * the vDSO.
+ */
+int vroce_query_rt_values(struct ibv_context *ibctx,
+			  struct ibv_values_ex *values)
+{
+	(void)ibctx;
+	if (values->comp_mask & ~(uint32_t)IBV_VALUES_MASK_RAW_CLOCK)
+		return EINVAL;
+	if (values->comp_mask & IBV_VALUES_MASK_RAW_CLOCK &&
+	    clock_gettime(CLOCK_MONOTONIC, &values->raw_clock))
+		return errno;
 	return 0;
 }
 

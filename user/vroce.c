@@ -47,6 +47,7 @@ static const struct verbs_context_ops vroce_ctx_ops = {
 	.query_device_ex = vroce_query_device_ex,
 	.query_port = vroce_query_port,
 	.query_qp = vroce_query_qp,
+	.query_rt_values = vroce_query_rt_values,
 	.query_srq = vroce_query_srq,
 	.reg_mr = vroce_reg_mr,
 	.req_notify_cq = vroce_req_notify_cq,

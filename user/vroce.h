@@ -63,6 +63,9 @@ struct vroce_cq {
 	 * the CQE at cons the iterator is on, or NULL.
 	 */
 	const struct vroce_cqe *cur;
+	/* WITH_COMPLETION_TIMESTAMP_WALLCLOCK: CLOCK_REALTIME - MONOTONIC. */
+	bool wall_clock;
+	uint64_t wall_offset;
 };
 
 /* One work queue of a QP (SQ or RQ): the provider produces into ring. */
@@ -100,10 +103,11 @@ struct vroce_qp {
 	 * in v44, 360 in v56.1).  For a QP without ibv_wr_* operations,
 	 * whatever libibverbs we run with then reads 0 rather than our own
 	 * fields.  A QP with them (qp_ex.c) has VERBS_QP_EX at the offset of
-	 * the headers we were built with.  A newer libibverbs reads 0 in the
-	 * slack, an older one the wr_atomic_write pointer, which stays NULL:
-	 * for both, ibv_qp_to_qp_ex() says NULL rather than hand out a
-	 * struct ibv_qp_ex of another layout.
+	 * the headers we were built with.  A newer libibverbs reads the low
+	 * half of vqp.xrcd (never set) or the slack, an older one the
+	 * wr_atomic_write pointer, which stays NULL: each finds 0, and
+	 * ibv_create_qp_ex() then refuses the QP (EOPNOTSUPP) rather than
+	 * hand out a struct ibv_qp_ex of another layout.
 	 */
 	uint8_t vqp_slack[64];
 	struct vroce_wq sq;
@@ -263,6 +267,8 @@ void vroce_format_fw_ver(char *buf, size_t len, uint64_t fw_ver);
 int vroce_query_device_ex(struct ibv_context *ibctx,
 			  const struct ibv_query_device_ex_input *input,
 			  struct ibv_device_attr_ex *attr, size_t attr_size);
+int vroce_query_rt_values(struct ibv_context *ibctx,
+			  struct ibv_values_ex *values);
 int vroce_query_port(struct ibv_context *ibctx, uint8_t port_num,
 		     struct ibv_port_attr *attr);
 struct ibv_pd *vroce_alloc_pd(struct ibv_context *ibctx);
@@ -309,6 +315,7 @@ int vroce_destroy_cq(struct ibv_cq *ibcq);
 /* qp.c */
 struct vroce_qp *vroce_qp_new(struct ibv_pd *ibpd,
 			      struct ibv_qp_init_attr *attr);
+void vroce_qp_free(struct vroce_qp *qp);
 struct ibv_qp *vroce_create_qp(struct ibv_pd *ibpd,
 			       struct ibv_qp_init_attr *attr);
 int vroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,

@@ -21,7 +21,7 @@
 
 #define CQE		65535
 #define SQ_WR		16384
-#define CQE_SIZE	32		/* struct vroce_cqe */
+#define CQE_SIZE	40		/* struct vroce_cqe */
 #define MIN_SEND_WQE	64		/* the smallest SQ stride */
 
 static char memcg_file[512];

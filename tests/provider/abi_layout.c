@@ -328,7 +328,7 @@ static void check_rings(void)
 	OFF(struct vroce_send_wqe, u.bind.new_rkey, 44);
 	SIZE(struct vroce_recv_wqe, 16);
 	OFF(struct vroce_recv_wqe, num_sge, 8);
-	SIZE(struct vroce_cqe, 32);
+	SIZE(struct vroce_cqe, 40);
 	OFF(struct vroce_cqe, status, 8);
 	OFF(struct vroce_cqe, byte_len, 12);
 	OFF(struct vroce_cqe, imm_data, 16);
@@ -336,6 +336,7 @@ static void check_rings(void)
 	OFF(struct vroce_cqe, src_qp, 24);
 	OFF(struct vroce_cqe, pkey_index, 28);
 	OFF(struct vroce_cqe, network_hdr_type, 30);
+	OFF(struct vroce_cqe, timestamp, 32);
 }
 
 int main(void)

@@ -108,8 +108,12 @@ static void check_create(void)
 	qp = new_qpx(IBV_QPT_RC, m, ALL_RC_OPS, &got);
 	tap_ok(qp && ibv_qp_to_qp_ex(qp) &&
 	       ibv_qp_to_qp_ex(qp) == (struct ibv_qp_ex *)qp &&
-	       got.cap.max_send_wr >= 8 && got.cap.max_inline_data >= 40,
-	       "RC with every RC operation: an ibv_qp_ex, caps written back");
+	       got.cap.max_send_sge == to_vqp(qp)->sq.max_sge &&
+	       got.cap.max_inline_data == to_vqp(qp)->max_inline &&
+	       got.cap.max_send_sge == fake_qp_get(qp->handle)->cap.max_send_sge &&
+	       got.cap.max_inline_data ==
+	       fake_qp_get(qp->handle)->cap.max_inline_data,
+	       "RC with every RC operation: an ibv_qp_ex, granted caps written back");
 	if (qp)
 		ibv_destroy_qp(qp);
 

@@ -519,8 +519,8 @@ static void check_cq_ex(void)
 	bool ok;
 	int ret, i;
 
-	attr.wc_flags |= IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
-	check_cq_ex_refused(&attr, "a completion timestamp");
+	attr.wc_flags |= IBV_WC_EX_WITH_CVLAN;
+	check_cq_ex_refused(&attr, "a VLAN");
 	attr.wc_flags = IBV_WC_STANDARD_FLAGS;
 	attr.flags |= IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN;
 	check_cq_ex_refused(&attr, "IGNORE_OVERRUN");
@@ -620,6 +620,60 @@ static void check_cq_ex(void)
 
 	tap_ok(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)) == 0,
 	       "the extended CQ is destroyed");
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec t;
+
+	clock_gettime(id, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + t.tv_nsec;
+}
+
+/* The completion timestamps: the kernel's CLOCK_MONOTONIC ns, as written. */
+static void check_cq_ex_ts(void)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = 4,
+		.wc_flags = IBV_WC_STANDARD_FLAGS |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP |
+			    IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK,
+	};
+	struct ibv_values_ex values = { .comp_mask = IBV_VALUES_MASK_RAW_CLOCK };
+	struct ibv_poll_cq_attr pattr = {};
+	struct vroce_cqe c = cqe_of(21);
+	uint64_t mono, real, ts, wall, raw;
+	struct ibv_cq_ex *cq;
+	struct fake_cq *f;
+
+	cq = ibv_create_cq_ex(ctx, &attr);
+	if (!tap_ok(cq != NULL, "ibv_create_cq_ex() with both timestamps"))
+		return;
+	f = fcq(ibv_cq_ex_to_cq(cq));
+	mono = clock_ns(CLOCK_MONOTONIC);
+	real = clock_ns(CLOCK_REALTIME);
+	c.timestamp = mono - 5000000;	/* 5 ms ago */
+	if (!tap_ok(f && fake_cq_push(f, &c) &&
+		    ibv_start_poll(cq, &pattr) == 0, "a CQE with a timestamp"))
+		return;
+	ts = ibv_wc_read_completion_ts(cq);
+	wall = ibv_wc_read_completion_wallclock_ns(cq);
+	ibv_end_poll(cq);
+	tap_ok(ts == mono - 5000000, "read_completion_ts: the CQE's timestamp");
+	tap_ok(wall + 5000000 > real - 100000000 &&
+	       wall + 5000000 < real + 100000000,
+	       "read_completion_wallclock_ns: the same moment on CLOCK_REALTIME (%lld ns off)",
+	       (long long)(wall + 5000000 - real));
+	tap_ok(ibv_query_rt_values_ex(ctx, &values) == 0 &&
+	       (raw = (uint64_t)values.raw_clock.tv_sec * 1000000000ULL +
+		      values.raw_clock.tv_nsec) >= mono &&
+	       raw <= clock_ns(CLOCK_MONOTONIC),
+	       "ibv_query_rt_values_ex(): the raw clock is CLOCK_MONOTONIC");
+	values.comp_mask = IBV_VALUES_MASK_RESERVED;
+	tap_ok(ibv_query_rt_values_ex(ctx, &values) == EINVAL,
+	       "ibv_query_rt_values_ex() with an unknown mask bit: EINVAL");
+	tap_ok(ibv_destroy_cq(ibv_cq_ex_to_cq(cq)) == 0,
+	       "the timestamping CQ is destroyed");
 }
 
 /* ---- QP creation ---- */
@@ -1628,6 +1682,7 @@ int main(int argc, char **argv)
 	check_notify(cq);
 	check_resize(cq);
 	check_cq_ex();
+	check_cq_ex_ts();
 
 	qp = check_qp_create(cq);
 	if (qp) {

@@ -26,6 +26,8 @@
 #
 # tool_setup TYPE is one of
 #   pp        ibv_rc_pingpong, ARGS are its options (-s, -n, -e)
+#   ucpp      ibv_uc_pingpong, the same over UC
+#   srqpp     ibv_srq_pingpong, the same over RC QPs sharing an SRQ
 #   perftest  ARGS are a perftest program and its options
 #   rping     rping -V -C 10 (ARGS are added)
 #   ucmatose  ucmatose, one connection, 10 messages (ARGS are added)
@@ -78,12 +80,15 @@ tool_setup() {
 	tool_port=$port
 	shift 6
 	case $tool_type in
-	pp)
-		srv=(ibv_rc_pingpong -d "$dev" -g "$gid" -p "$port" -m 1024 "$@")
+	pp | ucpp | srqpp)
+		local prog=ibv_rc_pingpong
+		[ "$tool_type" = ucpp ] && prog=ibv_uc_pingpong
+		[ "$tool_type" = srqpp ] && prog=ibv_srq_pingpong
+		srv=("$prog" -d "$dev" -g "$gid" -p "$port" -m 1024 "$@")
 		cli=("${srv[@]}" "$sip4")
 		tool_listen=tcp
 		tool_peer_gid=$(pp_gid "$peer")
-		tool_desc="ibv_rc_pingpong $*"
+		tool_desc="$prog $*"
 		;;
 	perftest)
 		srv=("$1" -d "$dev" -x "$gid" -p "$port" -F "${@:2}")
@@ -164,7 +169,7 @@ perftest_result() {
 # tool_check client|server FILE: prints what is wrong, if anything.
 tool_check() {
 	case $tool_type in
-	pp)
+	pp | ucpp | srqpp)
 		grep -q " iters in " "$2" || echo "no \"iters in\" line"
 		grep -qF "GID $tool_peer_gid" "$2" ||
 			echo "the other end's GID is not $tool_peer_gid"

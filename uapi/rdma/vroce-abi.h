@@ -17,7 +17,7 @@
 
 #include <linux/types.h>
 
-#define VROCE_ABI_VERSION	2
+#define VROCE_ABI_VERSION	3
 
 /* Device names always start with this prefix: libibverbs matches on it. */
 #define VROCE_DEV_PREFIX	"vroce"
@@ -209,10 +209,11 @@ enum vroce_cqe_flags {
 };
 
 /*
- * Completion queue entry, 32 bytes. status uses the numbering of enum
+ * Completion queue entry, 40 bytes. status uses the numbering of enum
  * ibv_wc_status (the kernel's enum ib_wc_status has the same values);
  * opcode is enum ib_uverbs_wc_opcode, or 128 + n for receives as in
- * enum ibv_wc_opcode.
+ * enum ibv_wc_opcode. timestamp is CLOCK_MONOTONIC in nanoseconds when
+ * the kernel wrote the entry: the device's clock (hca_core_clock 1 GHz).
  */
 struct vroce_cqe {
 	__aligned_u64 wr_id;
@@ -227,6 +228,7 @@ struct vroce_cqe {
 	__u16 pkey_index;
 	__u8 network_hdr_type;	/* for ibv_create_ah_from_wc: 2 v4, 3 v6 */
 	__u8 rsvd;
+	__aligned_u64 timestamp;
 };
 
 /* ---------------------------------------------------------------------

@@ -26,10 +26,14 @@
 #     4 MB (/sys/kernel/slab/*/shrink), which empties the quarantine of
 #     their objects; live objects stay.
 # (Large kmallocs, which slabinfo does not list, are covered by the run
-# on Debian's kernel.) This is not yet enough there: the READ saturates
-# the VM's one CPU, the sampler runs about once in 16 s, and the
-# quarantine refills between the shrink and the read (a rise of 289 MiB
-# in one run), so on the debug kernel this line still fails.
+# on Debian's kernel.) This is not enough there: the READ saturates the
+# VM's one CPU, the sampler runs about once in 16 s, and the quarantine
+# refills between the shrink and the read (a rise of 289 MiB in one run).
+# So on the debug kernel the slab figures are only reported, and what is
+# checked is the bound itself: the responder's READ responses below the
+# netdev (drv_read_resp_in_stack of `rdma -dd resource show qp`, the
+# count its pacing keeps) never exceed 64 in any sample, and there are
+# samples taken while the READ ran.
 #
 # vm: pair
 # vm: mem=2560
@@ -62,17 +66,28 @@ slab_kb() {
 		END { print other + 0, leak + 0 }' /proc/slabinfo
 }
 
+# in_stack: the largest drv_read_resp_in_stack of the QPs (-1: no QP
+# that reports it; vroce0 is this side's only device).
+in_stack() {
+	rdma -dd resource show qp 2>/dev/null | awk '
+		{ for (i = 1; i < NF; i++)
+			if ($i == "drv_read_resp_in_stack" && $(i + 1) > m)
+				m = $(i + 1) }
+		BEGIN { m = -1 } END { print m }'
+}
+
 # sample: what the test measures, in kB (SUnreclaim, or with kmemleak the
-# slab of every cache but kmemleak_object), then kmemleak_object's kB.
+# slab of every cache but kmemleak_object), then kmemleak_object's kB,
+# and with kmemleak the responses in the stack.
 sample() {
 	if [ "$kmemleak" = yes ]; then
 		awk 'NR > 2 && $15 * $6 * 4 > 4096 { print $1 }' /proc/slabinfo |
 			while read -r c; do
 				echo 1 >"/sys/kernel/slab/$c/shrink"
 			done 2>/dev/null
-		slab_kb
+		echo "$(slab_kb) $(in_stack)"
 	else
-		echo "$(sunreclaim) 0"
+		echo "$(sunreclaim) 0 -1"
 	fi
 }
 
@@ -84,12 +99,12 @@ if [ "$VROCE_ROLE" = b ]; then
 	up=$?
 	kmemleak=no
 	grep -q '^kmemleak_object ' /proc/slabinfo && kmemleak=yes
-	read -r base base_leak < <(sample)
+	read -r base base_leak _ < <(sample)
 	(
 		max=0
 		while :; do
-			read -r now leak < <(sample)
-			echo "$now $leak"
+			read -r now leak stack < <(sample)
+			echo "$now $leak $stack"
 			if [ "$now" -gt "$max" ]; then
 				max=$now
 				cat /proc/slabinfo >/tmp/slab.peak
@@ -118,8 +133,17 @@ if [ "$VROCE_ROLE" = b ]; then
 	[ -f /tmp/slab.peak ] &&
 		awk 'NR > 2 { print $15 * $6 * 4, $1, $3, $4 }' /tmp/slab.peak |
 		sort -rn | head -n 5 | sed 's/^/#   /'
-	[ -n "$base" ] && [ -n "$peak" ] && [ "$rise" -lt "$limit_kb" ]
-	tap_result $? "responder's unreclaimable slab ($what) rose by $((rise / 1024)) MiB ($rise kB), less than 32 MiB"
+	desc="responder's unreclaimable slab ($what) rose by $((rise / 1024)) MiB ($rise kB), less than 32 MiB"
+	if [ "$kmemleak" = yes ]; then
+		tap_skip "$desc" "the debug kernel's checkers hold freed memory"
+		seen=$(awk '$3 >= 0' /tmp/slab.log | wc -l)
+		most=$(sort -n -k3 /tmp/slab.log | tail -n 1 | cut -d' ' -f3)
+		[ "$seen" -gt 0 ] && [ "${most:--1}" -le 64 ]
+		tap_result $? "responder's READ responses in the stack: at most ${most:-?} (64 allowed) in $seen samples while its QP was there"
+	else
+		[ -n "$base" ] && [ -n "$peak" ] && [ "$rise" -lt "$limit_kb" ]
+		tap_result $? "$desc"
+	fi
 	counters /tmp/c.after
 	tap_diag "counters: $(tr '\n' ' ' </tmp/c.after)"
 else

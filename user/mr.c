@@ -130,7 +130,8 @@ int vroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 	struct ibv_send_wr wr, *bad;
 	int ret;
 
-	if (mw->type != IBV_MW_TYPE_1 || mw->pd != ibqp->pd) {
+	if (mw->type != IBV_MW_TYPE_1 ||
+	    vroce_pd_protection(mw->pd) != vroce_pd_protection(ibqp->pd)) {
 		errno = EINVAL;
 		return EINVAL;
 	}

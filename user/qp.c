@@ -94,6 +94,7 @@ struct vroce_qp *vroce_qp_new(struct ibv_pd *ibpd,
 	struct vroce_create_qp_cmd_resp resp = {};
 	struct ibv_create_qp cmd = {};
 	struct vroce_qp *qp;
+	bool custom;
 	int ret;
 
 	switch (attr->qp_type) {
@@ -110,11 +111,14 @@ struct vroce_qp *vroce_qp_new(struct ibv_pd *ibpd,
 		return NULL;
 	}
 
-	qp = calloc(1, sizeof(*qp));
+	qp = vroce_pd_zalloc(ibpd, sizeof(*qp), VROCE_RES_TYPE_QP, &custom);
 	if (!qp) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	qp->alloc_pd = ibpd;
+	qp->custom = custom;
+	qp->sq.lockless = qp->rq.lockless = vroce_pd_lockless(ibpd);
 
 	ret = vroce_wq_init(&qp->sq);
 	if (ret)
@@ -138,6 +142,7 @@ struct vroce_qp *vroce_qp_new(struct ibv_pd *ibpd,
 	qp->state = IBV_QPS_RESET;
 	qp->sq_sig_all = attr->sq_sig_all;
 	qp->qpn = resp.drv.qpn;
+	vroce_pd_get(ibpd);
 	return qp;
 
 err_destroy:
@@ -147,7 +152,7 @@ err_rq_lock:
 err_sq_lock:
 	pthread_spin_destroy(&qp->sq.lock);
 err_free:
-	free(qp);
+	vroce_pd_free(ibpd, qp, VROCE_RES_TYPE_QP, custom);
 	errno = ret;
 	return NULL;
 }
@@ -190,7 +195,8 @@ static void vroce_qp_release(struct vroce_qp *qp)
 	pthread_spin_destroy(&qp->rq.lock);
 	pthread_spin_destroy(&qp->sq.lock);
 	vroce_qpx_free(qp);
-	free(qp);
+	vroce_pd_put(qp->alloc_pd);
+	vroce_pd_free(qp->alloc_pd, qp, VROCE_RES_TYPE_QP, qp->custom);
 }
 
 /*
@@ -254,7 +260,7 @@ int vroce_wq_post_recv(struct vroce_wq *wq, struct ibv_recv_wr *wr,
 	int ret = 0;
 	int i;
 
-	pthread_spin_lock(&wq->lock);
+	vroce_wq_lock(wq);
 	start = wq->prod;
 	cons = vroce_ring_load_acquire(&wq->ring.hdr->cons);
 	for (; wr; wr = wr->next) {
@@ -284,7 +290,7 @@ int vroce_wq_post_recv(struct vroce_wq *wq, struct ibv_recv_wr *wr,
 	*posted = wq->prod != start;
 	if (*posted)
 		vroce_ring_store_release(&wq->ring.hdr->prod, wq->prod);
-	pthread_spin_unlock(&wq->lock);
+	vroce_wq_unlock(wq);
 
 	if (ret)
 		*bad_wr = wr;
@@ -623,7 +629,7 @@ int vroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		return EINVAL;
 	}
 
-	pthread_spin_lock(&sq->lock);
+	vroce_wq_lock(sq);
 	start = sq->prod;
 	cons = vroce_ring_load_acquire(&sq->ring.hdr->cons);
 	for (; wr; wr = wr->next) {
@@ -639,7 +645,7 @@ int vroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	}
 	if (sq->prod != start)
 		wakeup = vroce_sq_publish(qp);
-	pthread_spin_unlock(&sq->lock);
+	vroce_wq_unlock(sq);
 
 	if (ret) {
 		*bad_wr = wr;

@@ -330,7 +330,7 @@ static void vroce_wr_start(struct ibv_qp_ex *ibqpx)
 	struct vroce_qp *qp = to_vqp_ex(ibqpx);
 	struct vroce_qpx *x = qp->x;
 
-	pthread_spin_lock(&qp->sq.lock);
+	vroce_wq_lock(&qp->sq);
 	x->start = qp->sq.prod;
 	x->cons = vroce_ring_load_acquire(&qp->sq.ring.hdr->cons);
 	x->err = 0;
@@ -343,7 +343,7 @@ static void vroce_wr_abort(struct ibv_qp_ex *ibqpx)
 
 	qp->x->open = false;
 	qp->sq.prod = qp->x->start;
-	pthread_spin_unlock(&qp->sq.lock);
+	vroce_wq_unlock(&qp->sq);
 }
 
 /*
@@ -365,12 +365,12 @@ static int vroce_wr_complete(struct ibv_qp_ex *ibqpx)
 		err = EINVAL;
 	if (err) {
 		qp->sq.prod = x->start;
-		pthread_spin_unlock(&qp->sq.lock);
+		vroce_wq_unlock(&qp->sq);
 		return err;
 	}
 	if (qp->sq.prod != x->start)
 		wakeup = vroce_sq_publish(qp);
-	pthread_spin_unlock(&qp->sq.lock);
+	vroce_wq_unlock(&qp->sq);
 	return wakeup ? vroce_sq_doorbell(qp) : 0;
 }
 
@@ -410,7 +410,8 @@ static int vroce_qpx_init(struct vroce_qp *qp)
 	size_t sges = (size_t)qp->sq.max_sge * sizeof(struct ibv_sge);
 	struct vroce_qpx *x;
 
-	x = calloc(1, sizeof(*x) + sges + qp->max_inline);
+	x = vroce_pd_zalloc(qp->alloc_pd, sizeof(*x) + sges + qp->max_inline,
+			    VROCE_RES_TYPE_QP_EX, &qp->x_custom);
 	if (!x)
 		return ENOMEM;
 	x->sge = (struct ibv_sge *)(x + 1);
@@ -430,7 +431,9 @@ static int vroce_qpx_init(struct vroce_qp *qp)
 
 void vroce_qpx_free(struct vroce_qp *qp)
 {
-	free(qp->x);
+	if (qp->x)
+		vroce_pd_free(qp->alloc_pd, qp->x, VROCE_RES_TYPE_QP_EX,
+			      qp->x_custom);
 	qp->x = NULL;
 }
 

@@ -45,13 +45,17 @@ struct ibv_srq *vroce_create_srq(struct ibv_pd *ibpd,
 	struct vroce_create_srq_cmd_resp resp = {};
 	struct ibv_create_srq cmd = {};
 	struct vroce_srq *srq;
+	bool custom;
 	int ret;
 
-	srq = calloc(1, sizeof(*srq));
+	srq = vroce_pd_zalloc(ibpd, sizeof(*srq), VROCE_RES_TYPE_SRQ, &custom);
 	if (!srq) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	srq->alloc_pd = ibpd;
+	srq->custom = custom;
+	srq->wq.lockless = vroce_pd_lockless(ibpd);
 
 	ret = pthread_spin_init(&srq->wq.lock, PTHREAD_PROCESS_PRIVATE);
 	if (ret)
@@ -67,6 +71,7 @@ struct ibv_srq *vroce_create_srq(struct ibv_pd *ibpd,
 			    &resp.drv);
 	if (ret)
 		goto err_destroy;
+	vroce_pd_get(ibpd);
 	return &srq->ibv_srq;
 
 err_destroy:
@@ -74,7 +79,7 @@ err_destroy:
 err_lock:
 	pthread_spin_destroy(&srq->wq.lock);
 err_free:
-	free(srq);
+	vroce_pd_free(ibpd, srq, VROCE_RES_TYPE_SRQ, custom);
 	errno = ret;
 	return NULL;
 }
@@ -110,7 +115,8 @@ int vroce_destroy_srq(struct ibv_srq *ibsrq)
 
 	vroce_ring_unmap(&srq->wq.ring);
 	pthread_spin_destroy(&srq->wq.lock);
-	free(srq);
+	vroce_pd_put(srq->alloc_pd);
+	vroce_pd_free(srq->alloc_pd, srq, VROCE_RES_TYPE_SRQ, srq->custom);
 	return 0;
 }
 

@@ -96,10 +96,17 @@ struct ibv_pd *vroce_alloc_pd(struct ibv_context *ibctx)
 	return &pd->ibv_pd;
 }
 
+/* A PD still extended by a parent domain, or a parent domain still
+ * holding QPs or SRQs, stays: EBUSY. */
 int vroce_dealloc_pd(struct ibv_pd *ibpd)
 {
+	struct vroce_pd *pd = to_vpd(ibpd);
 	int ret;
 
+	if (pd->protection)
+		return vroce_dealloc_parent_domain(pd);
+	if (__atomic_load_n(&pd->users, __ATOMIC_ACQUIRE))
+		return EBUSY;
 	ret = ibv_cmd_dealloc_pd(ibpd);
 	if (ret)
 		return ret;

@@ -16,12 +16,15 @@ static void vroce_free_context(struct ibv_context *ibctx);
  * Verbs we implement.  Every op left NULL keeps libibverbs' default, which
  * fails with EOPNOTSUPP: the extended verbs but ibv_create_cq_ex() and
  * ibv_create_qp_ex() (ibv_create_srq_ex() beyond a basic SRQ, ...), XRC,
- * flows, DM, counters, multicast.  bind_mw and post_srq_ops are set
+ * flows, DM, counters, multicast.  Thread and parent domains are ours
+ * alone (domain.c).  bind_mw and post_srq_ops are set
  * explicitly: their defaults leave errno or *bad_op unset.
  */
 static const struct verbs_context_ops vroce_ctx_ops = {
 	.alloc_mw = vroce_alloc_mw,
+	.alloc_parent_domain = vroce_alloc_parent_domain,
 	.alloc_pd = vroce_alloc_pd,
+	.alloc_td = vroce_alloc_td,
 	.bind_mw = vroce_bind_mw,
 	.create_ah = vroce_create_ah,
 	.create_cq = vroce_create_cq,
@@ -31,6 +34,7 @@ static const struct verbs_context_ops vroce_ctx_ops = {
 	.create_srq = vroce_create_srq,
 	.dealloc_mw = vroce_dealloc_mw,
 	.dealloc_pd = vroce_dealloc_pd,
+	.dealloc_td = vroce_dealloc_td,
 	.dereg_mr = vroce_dereg_mr,
 	.destroy_ah = vroce_destroy_ah,
 	.destroy_cq = vroce_destroy_cq,

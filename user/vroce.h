@@ -42,9 +42,28 @@ struct vroce_context {
 	uint64_t mmap_caps;
 };
 
+/* A thread domain: objects made under it take no locks (domain.c). */
+struct vroce_td {
+	struct ibv_td ibv_td;
+	unsigned int users;		/* parent domains holding it */
+};
+
+/*
+ * A PD, or a parent domain (protection set): the PD it extends (whose
+ * handle it carries), a thread domain and the application's allocator.
+ */
 struct vroce_pd {
 	struct ibv_pd ibv_pd;
 	uint32_t pdn;
+	unsigned int users;		/* parent domains over this PD; of a
+					 * parent domain, its QPs and SRQs */
+	struct vroce_pd *protection;	/* NULL for a PD */
+	struct vroce_td *td;
+	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
+		       size_t alignment, uint64_t resource_type);
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	void *pd_context;
 };
 
 /*
@@ -71,6 +90,7 @@ struct vroce_cq {
 /* One work queue of a QP (SQ or RQ): the provider produces into ring. */
 struct vroce_wq {
 	pthread_spinlock_t lock;
+	bool lockless;			/* made under a thread domain */
 	struct vroce_ring ring;		/* hdr NULL: no RQ (the QP has an SRQ) */
 	uint32_t prod;			/* our producer index */
 	uint32_t max_sge;		/* from the granted capabilities */
@@ -121,6 +141,8 @@ struct vroce_qp {
 	bool sq_sig_all;
 	uint32_t qpn;
 	struct vroce_qpx *x;		/* NULL: no ibv_qp_ex operations */
+	struct ibv_pd *alloc_pd;	/* whose memory this is (domain.c) */
+	bool custom, x_custom;
 };
 
 /*
@@ -141,6 +163,8 @@ struct vroce_srq {
 	struct ibv_srq ibv_srq;
 	struct vroce_wq wq;		/* max_sge as the kernel granted it */
 	uint32_t srqn;
+	struct ibv_pd *alloc_pd;	/* whose memory this is (domain.c) */
+	bool custom;
 };
 
 /*
@@ -227,6 +251,37 @@ static inline struct vroce_pd *to_vpd(struct ibv_pd *ibpd)
 	return vroce_container_of(ibpd, struct vroce_pd, ibv_pd);
 }
 
+static inline struct vroce_td *to_vtd(struct ibv_td *ibtd)
+{
+	return vroce_container_of(ibtd, struct vroce_td, ibv_td);
+}
+
+/* The protection domain of @ibpd, a PD or a parent domain (or NULL). */
+static inline struct ibv_pd *vroce_pd_protection(struct ibv_pd *ibpd)
+{
+	struct vroce_pd *pd = ibpd ? to_vpd(ibpd) : NULL;
+
+	return pd && pd->protection ? &pd->protection->ibv_pd : ibpd;
+}
+
+/* Whether objects made with @ibpd take no locks (a thread domain). */
+static inline bool vroce_pd_lockless(struct ibv_pd *ibpd)
+{
+	return to_vpd(ibpd)->td != NULL;
+}
+
+static inline void vroce_wq_lock(struct vroce_wq *wq)
+{
+	if (!wq->lockless)
+		pthread_spin_lock(&wq->lock);
+}
+
+static inline void vroce_wq_unlock(struct vroce_wq *wq)
+{
+	if (!wq->lockless)
+		pthread_spin_unlock(&wq->lock);
+}
+
 static inline struct vroce_cq *to_vcq(struct ibv_cq *ibcq)
 {
 	return vroce_container_of(ibcq, struct vroce_cq, vcq.cq);
@@ -273,6 +328,19 @@ int vroce_query_port(struct ibv_context *ibctx, uint8_t port_num,
 		     struct ibv_port_attr *attr);
 struct ibv_pd *vroce_alloc_pd(struct ibv_context *ibctx);
 int vroce_dealloc_pd(struct ibv_pd *ibpd);
+
+/* domain.c */
+struct ibv_td *vroce_alloc_td(struct ibv_context *ibctx,
+			      struct ibv_td_init_attr *attr);
+int vroce_dealloc_td(struct ibv_td *ibtd);
+struct ibv_pd *vroce_alloc_parent_domain(struct ibv_context *ibctx,
+					 struct ibv_parent_domain_init_attr *attr);
+int vroce_dealloc_parent_domain(struct vroce_pd *pd);
+void vroce_pd_get(struct ibv_pd *ibpd);
+void vroce_pd_put(struct ibv_pd *ibpd);
+void *vroce_pd_zalloc(struct ibv_pd *ibpd, size_t size, uint64_t type,
+		      bool *custom);
+void vroce_pd_free(struct ibv_pd *ibpd, void *p, uint64_t type, bool custom);
 
 /* mr.c */
 struct ibv_mr *vroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,

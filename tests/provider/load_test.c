@@ -219,9 +219,10 @@ static void check_queries(struct ibv_context *ctx)
 	} while (0)
 
 /*
- * XRC QPs and TDs are not implemented: vroce's create_qp_ex and
+ * XRC QPs and flows are not implemented: vroce's create_qp_ex and
  * libibverbs' default ops fail them with EOPNOTSUPP.  (SRQs, MRs, MWs,
- * AHs and extended QPs are, and verbs_test and qp_ex_test check them.)
+ * AHs, extended QPs and domains are, and verbs_test, qp_ex_test and
+ * domain_test check them.)
  */
 static void check_unsupported(struct ibv_context *ctx, struct ibv_pd *pd)
 {
@@ -230,12 +231,12 @@ static void check_unsupported(struct ibv_context *ctx, struct ibv_pd *pd)
 		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD,
 		.pd = pd,
 	};
-	struct ibv_td_init_attr td_attr = {};
 	unsigned int commands = fake.commands;
 
 	FAILS_NULL(ibv_create_qp_ex(ctx, &qp_attr_ex),
 		   "ibv_create_qp_ex() of an XRC QP");
-	FAILS_NULL(ibv_alloc_td(ctx, &td_attr), "ibv_alloc_td()");
+	FAILS_NULL(ibv_create_wq(ctx, &(struct ibv_wq_init_attr){}),
+		   "ibv_create_wq()");
 	tap_ok(fake.commands == commands,
 	       "...all without a command to the kernel");
 }

@@ -42,6 +42,7 @@ suite load_test "$build/load_test" "$provider" \
 suite rings_test "$build/rings_test" "$provider"
 suite verbs_test "$build/verbs_test" "$provider"
 suite qp_ex_test "$build/qp_ex_test" "$provider"
+suite domain_test "$build/domain_test" "$provider"
 
 echo "# provider tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -131,6 +131,7 @@ struct vroce_resp {
 	struct sk_buff_head later;
 	bool tx_owner;			/* a context is sending answers */
 	atomic_t skbs;			/* READ responses sent, not yet freed */
+	u32 skbs_peak;			/* the most there were (restrack.c) */
 	unsigned long pace_flags;	/* they wait for the stack (tx_pace.c) */
 	/* A coalesced ACK (resp_ack.c): what it acknowledges. */
 	bool ack_pending;

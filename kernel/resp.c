@@ -363,6 +363,8 @@ static struct sk_buff *vroce_resp_read_skb(struct vroce_qp *qp,
 	if (!skb)
 		return revoked ? ERR_PTR(-EACCES) : NULL;
 	vroce_pace_sent(qp, &qp->resp.skbs);
+	qp->resp.skbs_peak = max_t(u32, qp->resp.skbs_peak,
+				   atomic_read(&qp->resp.skbs));
 	skb_shinfo(skb)->destructor_arg = qp;
 	skb->destructor = vroce_resp_skb_done;
 	return skb;

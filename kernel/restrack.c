@@ -18,7 +18,7 @@ struct vroce_res_req {
 };
 
 struct vroce_res_resp {
-	u32 rq_psn, msn, answers_queued, read_skbs;
+	u32 rq_psn, msn, answers_queued, read_skbs, read_skbs_peak;
 };
 
 static int vroce_fill_res_req(struct sk_buff *msg, struct vroce_qp *qp)
@@ -60,13 +60,16 @@ static int vroce_fill_res_resp(struct sk_buff *msg, struct vroce_qp *qp)
 	r.rq_psn = resp->epsn;
 	r.msn = resp->msn;
 	r.answers_queued = resp->res_head - resp->res_tail;
+	r.read_skbs_peak = resp->skbs_peak;
 	spin_unlock_bh(&resp->lock);
 	r.read_skbs = atomic_read(&resp->skbs);
 
 	if (rdma_nl_put_driver_u32(msg, "rq_psn", r.rq_psn) ||
 	    rdma_nl_put_driver_u32(msg, "msn", r.msn) ||
 	    rdma_nl_put_driver_u32(msg, "answers_queued", r.answers_queued) ||
-	    rdma_nl_put_driver_u32(msg, "read_resp_in_stack", r.read_skbs))
+	    rdma_nl_put_driver_u32(msg, "read_resp_in_stack", r.read_skbs) ||
+	    rdma_nl_put_driver_u32(msg, "read_resp_in_stack_peak",
+				   r.read_skbs_peak))
 		return -EMSGSIZE;
 	return 0;
 }

@@ -82,6 +82,7 @@ static const struct ib_device_ops vroce_dev_ops = {
 	.query_port = vroce_query_port,
 	.query_qp = vroce_query_qp,
 	.query_srq = vroce_query_srq,
+	.query_ucontext = vroce_query_ucontext,
 	.reg_user_mr = vroce_reg_user_mr,
 	.req_notify_cq = vroce_req_notify_cq,
 	.rereg_user_mr = vroce_rereg_user_mr,

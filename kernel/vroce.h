@@ -458,6 +458,8 @@ void vroce_get_dev_fw_str(struct ib_device *ibdev, char *str);
 /* context.c: user contexts, protection domains, udata helpers */
 bool vroce_udata_in_ok(struct ib_udata *udata, size_t known);
 int vroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata);
+int vroce_query_ucontext(struct ib_ucontext *ibuc,
+			 struct uverbs_attr_bundle *attrs);
 void vroce_dealloc_ucontext(struct ib_ucontext *ibuc);
 void vroce_disassociate_ucontext(struct ib_ucontext *ibuc);
 int vroce_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata);

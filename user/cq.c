@@ -42,21 +42,37 @@ static int vroce_cq_map(struct vroce_cq *cq, int cmd_fd, uint64_t offset,
 			      sizeof(struct vroce_cqe));
 }
 
+/* Frees the memory of @cq, from wherever it came. */
+static void vroce_cq_free(struct vroce_cq *cq)
+{
+	if (cq->alloc_pd)
+		vroce_pd_free(cq->alloc_pd, cq, VROCE_RES_TYPE_CQ, cq->custom);
+	else
+		free(cq);
+}
+
 /* Both create verbs: the kernel's CQ and its mapped ring, or NULL. */
 static struct vroce_cq *vroce_cq_create(struct ibv_context *ibctx, int cqe,
 					struct ibv_comp_channel *channel,
-					int comp_vector)
+					int comp_vector, struct ibv_pd *parent)
 {
 	struct vroce_create_cq_cmd_resp resp = {};
 	struct ibv_create_cq cmd = {};
 	struct vroce_cq *cq;
+	bool custom = false;
 	int ret;
 
-	cq = calloc(1, sizeof(*cq));
+	/* A parent domain's CQ: its allocator, and no lock under a TD. */
+	cq = parent ? vroce_pd_zalloc(parent, sizeof(*cq), VROCE_RES_TYPE_CQ,
+				      &custom) :
+		      calloc(1, sizeof(*cq));
 	if (!cq) {
 		errno = ENOMEM;
 		return NULL;
 	}
+	cq->alloc_pd = parent;
+	cq->custom = custom;
+	cq->lockless = parent && vroce_pd_lockless(parent);
 
 	ret = pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	if (ret)
@@ -74,6 +90,8 @@ static struct vroce_cq *vroce_cq_create(struct ibv_context *ibctx, int cqe,
 		goto err_destroy;
 
 	cq->cqn = resp.drv.cqn;
+	if (parent)
+		vroce_pd_get(parent);
 	return cq;
 
 err_destroy:
@@ -86,7 +104,7 @@ err_destroy:
 err_lock:
 	pthread_spin_destroy(&cq->lock);
 err_free:
-	free(cq);
+	vroce_cq_free(cq);
 	errno = ret;
 	return NULL;
 }
@@ -97,7 +115,7 @@ struct ibv_cq *vroce_create_cq(struct ibv_context *ibctx, int cqe,
 {
 	struct vroce_cq *cq;
 
-	cq = vroce_cq_create(ibctx, cqe, channel, comp_vector);
+	cq = vroce_cq_create(ibctx, cqe, channel, comp_vector, NULL);
 	return cq ? &cq->vcq.cq : NULL;
 }
 
@@ -134,7 +152,7 @@ int vroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	if (num_entries <= 0)
 		return 0;
 
-	pthread_spin_lock(&cq->lock);
+	vroce_cq_lock(cq);
 	if (!cq->ring.hdr) {
 		ret = -EIO;
 		goto out;
@@ -159,7 +177,7 @@ int vroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	}
 	ret = avail;
 out:
-	pthread_spin_unlock(&cq->lock);
+	vroce_cq_unlock(cq);
 	if (ret < 0)
 		errno = -ret;
 	return ret;
@@ -175,7 +193,7 @@ int vroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	uint32_t seq;
 	int ret = 0;
 
-	pthread_spin_lock(&cq->lock);
+	vroce_cq_lock(cq);
 	if (cq->ring.hdr) {
 		seq = (cq->notify >> VROCE_CQ_ARM_SEQ_SHIFT) + 1;
 		cq->notify = (seq << VROCE_CQ_ARM_SEQ_SHIFT) |
@@ -184,7 +202,7 @@ int vroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 	} else {
 		ret = EIO;
 	}
-	pthread_spin_unlock(&cq->lock);
+	vroce_cq_unlock(cq);
 	return ret;
 }
 
@@ -202,7 +220,7 @@ int vroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 	struct vroce_ring old;
 	int ret;
 
-	pthread_spin_lock(&cq->lock);
+	vroce_cq_lock(cq);
 	if (!cq->ring.hdr) {
 		ret = EIO;
 		goto out;
@@ -231,7 +249,7 @@ int vroce_resize_cq(struct ibv_cq *ibcq, int cqe)
 	if (!ret)
 		vroce_ring_store_release(&cq->ring.hdr->notify, cq->notify);
 out:
-	pthread_spin_unlock(&cq->lock);
+	vroce_cq_unlock(cq);
 	return ret;
 }
 
@@ -285,10 +303,10 @@ static int vroce_start_poll(struct ibv_cq_ex *ibcq,
 	if (attr->comp_mask)
 		return EINVAL;
 
-	pthread_spin_lock(&cq->lock);
+	vroce_cq_lock(cq);
 	ret = vroce_cq_ex_load(cq);
 	if (ret)
-		pthread_spin_unlock(&cq->lock);
+		vroce_cq_unlock(cq);
 	else if (cq->wall_clock)
 		cq->wall_offset = vroce_wall_offset();
 	return ret;
@@ -312,7 +330,7 @@ static void vroce_end_poll(struct ibv_cq_ex *ibcq)
 	cq->cur = NULL;
 	if (cq->ring.hdr)
 		vroce_ring_store_release(&cq->ring.hdr->cons, cq->cons);
-	pthread_spin_unlock(&cq->lock);
+	vroce_cq_unlock(cq);
 }
 
 static enum ibv_wc_opcode vroce_wc_read_opcode(struct ibv_cq_ex *ibcq)
@@ -398,22 +416,35 @@ static uint64_t vroce_wc_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
 /*
  * ibv_create_cq_ex(): the same CQ as ibv_create_cq() (the kernel is asked
  * with the same command), with the extended polling functions.  Fails
- * with EOPNOTSUPP for a wc_flags field a CQE does not carry, a parent
- * domain or IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN.  SINGLE_THREADED is only a
+ * with EOPNOTSUPP for a wc_flags field a CQE does not carry or
+ * IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN; with a parent domain, its allocator
+ * provides the CQ's memory and its thread domain makes the CQ lockless.  SINGLE_THREADED is only a
  * hint: the CQ keeps its lock.
  */
 struct ibv_cq_ex *vroce_create_cq_ex(struct ibv_context *ibctx,
 				     struct ibv_cq_init_attr_ex *attr)
 {
+	const uint32_t known = IBV_CQ_INIT_ATTR_MASK_FLAGS |
+			       IBV_CQ_INIT_ATTR_MASK_PD;
+	struct ibv_pd *parent = NULL;
 	struct ibv_cq_ex *ex;
 	struct vroce_cq *cq;
 
-	if ((attr->comp_mask & ~IBV_CQ_INIT_ATTR_MASK_FLAGS) ||
+	if ((attr->comp_mask & ~known) ||
 	    (attr->wc_flags & ~(uint64_t)VROCE_CQ_EX_WC_FLAGS) ||
 	    ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	     (attr->flags & ~VROCE_CQ_EX_FLAGS))) {
 		errno = EOPNOTSUPP;
 		return NULL;
+	}
+	/* The PD of a CQ can only be a parent domain of this context. */
+	if (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) {
+		parent = attr->parent_domain;
+		if (!parent || parent->context != ibctx ||
+		    !to_vpd(parent)->protection) {
+			errno = EINVAL;
+			return NULL;
+		}
 	}
 
 	/*
@@ -421,7 +452,7 @@ struct ibv_cq_ex *vroce_create_cq_ex(struct ibv_context *ibctx,
 	 * cq_context, events) once we return it, as for ibv_create_cq().
 	 */
 	cq = vroce_cq_create(ibctx, attr->cqe, attr->channel,
-			     attr->comp_vector);
+			     attr->comp_vector, parent);
 	if (!cq)
 		return NULL;
 
@@ -461,6 +492,8 @@ int vroce_destroy_cq(struct ibv_cq *ibcq)
 
 	vroce_ring_unmap(&cq->ring);
 	pthread_spin_destroy(&cq->lock);
-	free(cq);
+	if (cq->alloc_pd)
+		vroce_pd_put(cq->alloc_pd);
+	vroce_cq_free(cq);
 	return 0;
 }

@@ -7,9 +7,10 @@
  * Neither exists in the kernel.  A parent domain is a struct vroce_pd
  * that carries its protection domain's handle, so every command made
  * with it names that PD, plus what it adds: a thread domain, under which
- * the work queues of QPs and SRQs take no lock, and the application's
- * allocator, which then provides the memory of the provider's QP and SRQ
- * objects (the rings themselves are the kernel's, mapped).
+ * the work queues of QPs and SRQs, and CQs, take no lock, and the
+ * application's allocator, which then provides the memory of the
+ * provider's QP, SRQ and CQ objects (the rings themselves are the
+ * kernel's, mapped).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -134,7 +135,7 @@ void *vroce_pd_zalloc(struct ibv_pd *ibpd, size_t size, uint64_t type,
 }
 
 /*
- * A QP or SRQ made with parent domain @ibpd holds it (vroce_pd_put()),
+ * A QP, SRQ or CQ made with parent domain @ibpd holds it (vroce_pd_put()),
  * so that ibv_dealloc_pd() of the parent domain says EBUSY meanwhile.
  */
 void vroce_pd_get(struct ibv_pd *ibpd)

@@ -468,6 +468,18 @@ int ibv_cmd_query_device_any(struct ibv_context *context,
 int ibv_cmd_query_port(struct ibv_context *context, uint8_t port_num,
 		       struct ibv_port_attr *port_attr,
 		       struct ibv_query_port *cmd, size_t cmd_size);
+/*
+ * ibv_import_device() and friends.  The command buffer of driver
+ * attributes is libibverbs' own type; vroce passes none (NULL).
+ * ibv_cmd_query_mr() fills lkey, rkey, length, handle, context and pd of
+ * vmr->ibv_mr (addr NULL) and sets mr_type IBV_MR_TYPE_IMPORTED_MR.
+ */
+struct ibv_command_buffer;
+int ibv_cmd_query_context(struct ibv_context *ctx,
+			  struct ibv_command_buffer *driver);
+int ibv_cmd_query_mr(struct ibv_pd *pd, struct verbs_mr *vmr,
+		     uint32_t mr_handle);
+
 int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
 		     struct ibv_alloc_pd *cmd, size_t cmd_size,
 		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
@@ -498,6 +510,8 @@ int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct ibv_modify_qp *cmd,
 		      size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr);
 
 /*
  * MR and MW commands.  ibv_cmd_reg_mr() sets handle, lkey, rkey and

@@ -148,3 +148,31 @@ int vroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *mw,
 	mw->rkey = wr.bind_mw.rkey;
 	return 0;
 }
+
+/*
+ * ibv_import_mr(): the MR of @mr_handle, as the kernel describes it
+ * (QUERY_MR checks the handle: lkey, rkey, length; its address is the
+ * exporter's and stays NULL here).  ibv_unimport_mr() forgets it.
+ */
+struct ibv_mr *vroce_import_mr(struct ibv_pd *ibpd, uint32_t mr_handle)
+{
+	struct verbs_mr *vmr = calloc(1, sizeof(*vmr));
+	int ret;
+
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_query_mr(ibpd, vmr, mr_handle);
+	if (ret) {
+		free(vmr);
+		errno = ret;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+void vroce_unimport_mr(struct ibv_mr *mr)
+{
+	free(vroce_container_of(mr, struct verbs_mr, ibv_mr));
+}

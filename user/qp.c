@@ -542,33 +542,18 @@ static int vroce_write_send_wqe(struct vroce_qp *qp,
 	return 0;
 }
 
-/* Wake the kernel's send engine: POST_SEND with no work requests. */
+/*
+ * Wake the kernel's send engine: POST_SEND with no work requests, through
+ * libibverbs' own command path, which uses the ioctl form of the command
+ * where the kernel has it.  A process that received the command FD from
+ * another (ibv_import_device()) must: the kernel refuses it write()
+ * (ib_safe_file_access(): the FD was opened under other credentials).
+ */
 int vroce_sq_doorbell(struct vroce_qp *qp)
 {
-	struct ib_uverbs_post_send_resp resp = {};
-	struct ibv_post_send cmd = {
-		.hdr = {
-			.command = IB_USER_VERBS_CMD_POST_SEND,
-			.in_words = sizeof(cmd) / 4,
-			.out_words = sizeof(resp) / 4,
-		},
-		.core_payload = {
-			.response = (uintptr_t)&resp,
-			.qp_handle = qp->vqp.qp.handle,
-			.wr_count = 0,
-			.sge_count = 0,
-			.wqe_size = sizeof(struct ib_uverbs_send_wr),
-		},
-	};
-	ssize_t n;
+	struct ibv_send_wr *bad = NULL;
 
-	static_assert(sizeof(cmd) % 4 == 0 && sizeof(resp) % 4 == 0,
-		      "uverbs command sizes are counted in words");
-
-	n = write(qp->vqp.qp.context->cmd_fd, &cmd, sizeof(cmd));
-	if (n == (ssize_t)sizeof(cmd))
-		return 0;
-	return n < 0 ? errno : EIO;
+	return ibv_cmd_post_send(&qp->vqp.qp, NULL, &bad);
 }
 
 /*

@@ -114,3 +114,26 @@ int vroce_dealloc_pd(struct ibv_pd *ibpd)
 	free(to_vpd(ibpd));
 	return 0;
 }
+
+/*
+ * ibv_import_pd(): the PD of @pd_handle in this (imported) context.  The
+ * handle is the kernel's; a wrong one fails the first command that names
+ * it.  ibv_unimport_pd() forgets it without destroying it.
+ */
+struct ibv_pd *vroce_import_pd(struct ibv_context *ibctx, uint32_t pd_handle)
+{
+	struct vroce_pd *pd = calloc(1, sizeof(*pd));
+
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->ibv_pd.context = ibctx;
+	pd->ibv_pd.handle = pd_handle;
+	return &pd->ibv_pd;
+}
+
+void vroce_unimport_pd(struct ibv_pd *ibpd)
+{
+	free(to_vpd(ibpd));
+}

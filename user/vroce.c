@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "vroce.h"
 
@@ -41,6 +42,8 @@ static const struct verbs_context_ops vroce_ctx_ops = {
 	.destroy_qp = vroce_destroy_qp,
 	.destroy_srq = vroce_destroy_srq,
 	.free_context = vroce_free_context,
+	.import_mr = vroce_import_mr,
+	.import_pd = vroce_import_pd,
 	.modify_qp = vroce_modify_qp,
 	.modify_srq = vroce_modify_srq,
 	.poll_cq = vroce_poll_cq,
@@ -57,6 +60,8 @@ static const struct verbs_context_ops vroce_ctx_ops = {
 	.req_notify_cq = vroce_req_notify_cq,
 	.rereg_mr = vroce_rereg_mr,
 	.resize_cq = vroce_resize_cq,
+	.unimport_mr = vroce_unimport_mr,
+	.unimport_pd = vroce_unimport_pd,
 };
 
 /*
@@ -114,6 +119,58 @@ static struct verbs_context *vroce_alloc_context(struct ibv_device *ibdev,
 	return &ctx->ibv_ctx;
 }
 
+/* The uverbs ABI version of @ibdev's char device: vroce's own. */
+static int vroce_sysfs_abi(struct ibv_device *ibdev, unsigned int *abi)
+{
+	char path[sizeof(ibdev->dev_path) + 16];
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "%s/abi_version", ibdev->dev_path);
+	f = fopen(path, "re");
+	if (!f)
+		return errno;
+	n = fscanf(f, "%u", abi);
+	fclose(f);
+	return n == 1 ? 0 : EPROTO;
+}
+
+/*
+ * ibv_import_device(): a context over a command FD another context
+ * opened (and the caller dup'd or received).  The kernel knows it
+ * already; QUERY_CONTEXT checks that the FD is alive, and the ABI check
+ * reads the version the kernel gave the char device.
+ */
+static struct verbs_context *vroce_import_context(struct ibv_device *ibdev,
+						  int cmd_fd)
+{
+	struct vroce_alloc_ucontext_resp drv = {};
+	struct vroce_context *ctx;
+	unsigned int abi = 0;
+	int ret;
+
+	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
+					   VROCE_DRIVER_ID);
+	if (!ctx)
+		return NULL;
+	ret = ibv_cmd_query_context(&ctx->ibv_ctx.context, NULL);
+	if (!ret)
+		ret = vroce_sysfs_abi(ibdev, &abi);
+	if (!ret) {
+		drv.abi_version = abi;
+		ret = vroce_check_abi(ibdev, &drv);
+	}
+	if (ret) {
+		vroce_destroy_context(ctx);
+		errno = ret;
+		return NULL;
+	}
+	ctx->page_size = sysconf(_SC_PAGESIZE);
+	ctx->mmap_caps = 0;
+	verbs_set_ops(&ctx->ibv_ctx, &vroce_ctx_ops);
+	return &ctx->ibv_ctx;
+}
+
 static void vroce_free_context(struct ibv_context *ibctx)
 {
 	vroce_destroy_context(to_vctx(ibctx));
@@ -157,6 +214,7 @@ static const struct verbs_device_ops vroce_dev_ops = {
 	.alloc_device = vroce_alloc_device,
 	.uninit_device = vroce_uninit_device,
 	.alloc_context = vroce_alloc_context,
+	.import_context = vroce_import_context,
 };
 
 PROVIDER_DRIVER(vroce, vroce_dev_ops);

@@ -85,6 +85,9 @@ struct vroce_cq {
 	/* WITH_COMPLETION_TIMESTAMP_WALLCLOCK: CLOCK_REALTIME - MONOTONIC. */
 	bool wall_clock;
 	uint64_t wall_offset;
+	struct ibv_pd *alloc_pd;	/* a parent domain, or NULL */
+	bool custom;			/* its allocator's memory */
+	bool lockless;			/* under a thread domain */
 };
 
 /* One work queue of a QP (SQ or RQ): the provider produces into ring. */
@@ -282,6 +285,18 @@ static inline void vroce_wq_unlock(struct vroce_wq *wq)
 		pthread_spin_unlock(&wq->lock);
 }
 
+static inline void vroce_cq_lock(struct vroce_cq *cq)
+{
+	if (!cq->lockless)
+		pthread_spin_lock(&cq->lock);
+}
+
+static inline void vroce_cq_unlock(struct vroce_cq *cq)
+{
+	if (!cq->lockless)
+		pthread_spin_unlock(&cq->lock);
+}
+
 static inline struct vroce_cq *to_vcq(struct ibv_cq *ibcq)
 {
 	return vroce_container_of(ibcq, struct vroce_cq, vcq.cq);
@@ -328,6 +343,8 @@ int vroce_query_port(struct ibv_context *ibctx, uint8_t port_num,
 		     struct ibv_port_attr *attr);
 struct ibv_pd *vroce_alloc_pd(struct ibv_context *ibctx);
 int vroce_dealloc_pd(struct ibv_pd *ibpd);
+struct ibv_pd *vroce_import_pd(struct ibv_context *ibctx, uint32_t pd_handle);
+void vroce_unimport_pd(struct ibv_pd *ibpd);
 
 /* domain.c */
 struct ibv_td *vroce_alloc_td(struct ibv_context *ibctx,
@@ -348,6 +365,8 @@ struct ibv_mr *vroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 int vroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *ibpd,
 		   void *addr, size_t length, int access);
 int vroce_dereg_mr(struct verbs_mr *vmr);
+struct ibv_mr *vroce_import_mr(struct ibv_pd *ibpd, uint32_t mr_handle);
+void vroce_unimport_mr(struct ibv_mr *mr);
 struct ibv_mw *vroce_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);
 int vroce_dealloc_mw(struct ibv_mw *ibmw);
 int vroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *ibmw,

@@ -156,6 +156,68 @@ static void check_qp_ex(struct ibv_pd *parent)
 	al.mode = 0;
 }
 
+static int modify_state(struct ibv_qp *qp, enum ibv_qp_state state)
+{
+	struct ibv_qp_attr attr = { .qp_state = state };
+
+	return ibv_modify_qp(qp, &attr, IBV_QP_STATE);
+}
+
+/* A type 1 window of the PD binds through a QP of its parent domain. */
+static void check_bind(struct ibv_pd *parent)
+{
+	char buf[64];
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, sizeof(buf),
+				       IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_MW_BIND);
+	struct ibv_mw *mw = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	struct ibv_qp *qp = new_qp(parent);
+	struct ibv_mw_bind bind = {
+		.wr_id = 1,
+		.bind_info = { .mr = mr, .addr = (uintptr_t)buf,
+			       .length = sizeof(buf),
+			       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE },
+	};
+
+	tap_ok(mr && mw && qp && !modify_state(qp, IBV_QPS_INIT) &&
+	       !modify_state(qp, IBV_QPS_RTR) &&
+	       !modify_state(qp, IBV_QPS_RTS) && !ibv_bind_mw(qp, mw, &bind),
+	       "ibv_bind_mw() of the PD's window on a QP of its parent domain");
+	if (qp)
+		ibv_destroy_qp(qp);
+	if (mw)
+		ibv_dealloc_mw(mw);
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+/* A CQ of the parent domain: its allocator, lockless under its TD. */
+static void check_cq(struct ibv_pd *parent)
+{
+	struct ibv_cq_init_attr_ex attr = {
+		.cqe = 4,
+		.wc_flags = IBV_WC_STANDARD_FLAGS,
+		.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD,
+		.parent_domain = parent,
+	};
+	unsigned int allocs = al.allocs, frees = al.frees;
+	struct ibv_poll_cq_attr pattr = {};
+	struct ibv_cq_ex *cq = ibv_create_cq_ex(ctx, &attr);
+	void *mem = cq ? (void *)to_vcq_ex(cq) : NULL;
+
+	tap_ok(cq && al.allocs == allocs + 1 && al.last == mem &&
+	       al.type == VROCE_RES_TYPE_CQ && to_vcq_ex(cq)->lockless,
+	       "a CQ of the parent domain: allocator (CQ type), lockless");
+	tap_ok(cq && ibv_dealloc_pd(parent) == EBUSY,
+	       "the parent domain cannot go while its CQ exists: EBUSY");
+	tap_ok(cq && ibv_start_poll(cq, &pattr) == ENOENT,
+	       "start_poll on the empty lockless CQ: ENOENT");
+	tap_ok(cq && ibv_destroy_cq(ibv_cq_ex_to_cq(cq)) == 0 &&
+	       al.frees == frees + 1 && al.freed == mem &&
+	       al.freed_type == VROCE_RES_TYPE_CQ,
+	       "destroying it gives its memory back");
+}
+
 static void check_parent(void)
 {
 	struct ibv_td_init_attr tattr = {};
@@ -232,6 +294,8 @@ static void check_parent(void)
 		ibv_destroy_qp(plain);
 
 	check_qp_ex(parent);
+	check_cq(parent);
+	check_bind(parent);
 
 	al.mode = 1;
 	calls = al.calls;

@@ -526,7 +526,11 @@ static void check_cq_ex(void)
 	check_cq_ex_refused(&attr, "IGNORE_OVERRUN");
 	attr.flags = IBV_CREATE_CQ_ATTR_SINGLE_THREADED;
 	attr.comp_mask |= IBV_CQ_INIT_ATTR_MASK_PD;
-	check_cq_ex_refused(&attr, "a parent domain");
+	attr.parent_domain = pd;
+	errno = 0;
+	tap_ok(!ibv_create_cq_ex(ctx, &attr) && errno == EINVAL,
+	       "ibv_create_cq_ex() with a PD that is no parent domain: EINVAL");
+	attr.parent_domain = NULL;
 	attr.comp_mask = IBV_CQ_INIT_ATTR_MASK_FLAGS;
 
 	cq = ibv_create_cq_ex(ctx, &attr);

@@ -26,13 +26,14 @@
  * The resource_type the provider passes to a parent domain's allocator
  * (ibv_alloc_parent_domain(3)): the upper 32 bits are the rdma_driver_id
  * (RDMA_DRIVER_UNKNOWN, 0, for vroce), the lower the object whose memory
- * it is: the provider's own state of a QP or an SRQ, or the ibv_wr_*
+ * it is: the provider's own state of a QP, an SRQ or a CQ, or the ibv_wr_*
  * state of an extended QP (their rings are the kernel's and are mapped,
  * not allocated).
  */
 #define VROCE_RES_TYPE_QP	1ULL
 #define VROCE_RES_TYPE_SRQ	2ULL
 #define VROCE_RES_TYPE_QP_EX	3ULL
+#define VROCE_RES_TYPE_CQ	4ULL
 
 /*
  * Response to IB_USER_VERBS_CMD_GET_CONTEXT.

@@ -22,6 +22,7 @@
 #include "fake_sysfs.h"
 #include "fake_uverbs.h"
 #include "tap.h"
+#include "test_main.h"
 #include "vroce.h"
 
 static struct ibv_context *ctx;
@@ -317,40 +318,16 @@ static void check_parent(void)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list = NULL;
-	int num = 0;
+	struct test_env t;
+	int opened = !test_open(&t, argc, argv, 1);
 
-	if (argc != 2) {
-		fprintf(stderr,
-			"usage: %s <absolute path of libvroce-rdmav34.so>\n",
-			argv[0]);
-		return 2;
+	if (opened) {
+		ctx = t.ctx;
+		pd = t.pd;
+		cq = t.cq;
+		check_td();
+		check_refused();
+		check_parent();
 	}
-	if (!tap_ok(fake_sysfs_setup(argv[1]) == 0, "fake sysfs with vroce0"))
-		goto out;
-	list = ibv_get_device_list(&num);
-	if (!tap_ok(list && num == 1, "vroce0 is found"))
-		goto out;
-	ctx = ibv_open_device(list[0]);
-	if (!tap_ok(ctx != NULL, "vroce0 opens"))
-		goto out;
-	pd = ibv_alloc_pd(ctx);
-	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	if (!tap_ok(pd && cq, "a PD and a CQ"))
-		goto out;
-
-	check_td();
-	check_refused();
-	check_parent();
-
-	tap_ok(ibv_destroy_cq(cq) == 0 && ibv_dealloc_pd(pd) == 0,
-	       "the CQ and PD are freed");
-	tap_ok(ibv_close_device(ctx) == 0 && fake.open_fds == 0,
-	       "the device closes");
-	tap_ok(fake.unexpected == 0, "no command vroce does not implement");
-out:
-	if (list)
-		ibv_free_device_list(list);
-	fake_sysfs_cleanup();
-	return tap_done();
+	return test_close(&t, opened);
 }

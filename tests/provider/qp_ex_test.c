@@ -22,6 +22,7 @@
 #include "fake_sysfs.h"
 #include "fake_uverbs.h"
 #include "tap.h"
+#include "test_main.h"
 #include "vroce.h"
 
 static struct ibv_context *ctx;
@@ -94,9 +95,36 @@ static struct ibv_qp *new_qpx(enum ibv_qp_type type, uint32_t mask,
 	return qp;
 }
 
+#define PD_OPS	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+
+/* What ibv_create_qp_ex() must refuse, and with which errno. */
+static const struct {
+	enum ibv_qp_type type;
+	uint32_t mask;
+	uint64_t ops;
+	int err;
+	const char *what;
+} refused[] = {
+	{ IBV_QPT_UD, PD_OPS, IBV_QP_EX_WITH_RDMA_WRITE, EOPNOTSUPP,
+	  "UD with RDMA_WRITE" },
+	{ IBV_QPT_UC, PD_OPS, IBV_QP_EX_WITH_RDMA_READ, EOPNOTSUPP,
+	  "UC with RDMA_READ" },
+	{ IBV_QPT_UC, PD_OPS, IBV_QP_EX_WITH_SEND_WITH_INV, EOPNOTSUPP,
+	  "UC with SEND_WITH_INV" },
+	{ IBV_QPT_UD, PD_OPS, IBV_QP_EX_WITH_TSO, EOPNOTSUPP, "TSO" },
+	{ IBV_QPT_RC, PD_OPS, IBV_QP_EX_WITH_ATOMIC_WRITE, EOPNOTSUPP,
+	  "atomic write" },
+	{ IBV_QPT_XRC_SEND, PD_OPS, IBV_QP_EX_WITH_SEND, EOPNOTSUPP,
+	  "an XRC QP" },
+	{ IBV_QPT_RC, PD_OPS | IBV_QP_INIT_ATTR_MAX_TSO_HEADER,
+	  IBV_QP_EX_WITH_SEND, EOPNOTSUPP, "an unknown comp_mask bit" },
+	{ IBV_QPT_RC, IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, IBV_QP_EX_WITH_SEND,
+	  EINVAL, "no PD" },
+};
+
 static void check_create(void)
 {
-	const uint32_t m = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	const uint32_t m = PD_OPS;
 	struct ibv_qp_init_attr_ex got;
 	struct ibv_qp_init_attr plain = {
 		.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
@@ -104,6 +132,7 @@ static void check_create(void)
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
 	struct ibv_qp *qp;
+	size_t i;
 
 	qp = new_qpx(IBV_QPT_RC, m, ALL_RC_OPS, &got);
 	tap_ok(qp && ibv_qp_to_qp_ex(qp) &&
@@ -129,32 +158,13 @@ static void check_create(void)
 	if (qp)
 		ibv_destroy_qp(qp);
 
-	errno = 0;
-	tap_ok(!new_qpx(IBV_QPT_UD, m, IBV_QP_EX_WITH_RDMA_WRITE, NULL) &&
-	       errno == EOPNOTSUPP, "UD with RDMA_WRITE: EOPNOTSUPP");
-	errno = 0;
-	tap_ok(!new_qpx(IBV_QPT_UC, m, IBV_QP_EX_WITH_RDMA_READ, NULL) &&
-	       errno == EOPNOTSUPP, "UC with RDMA_READ: EOPNOTSUPP");
-	errno = 0;
-	tap_ok(!new_qpx(IBV_QPT_UC, m, IBV_QP_EX_WITH_SEND_WITH_INV, NULL) &&
-	       errno == EOPNOTSUPP, "UC with SEND_WITH_INV: EOPNOTSUPP");
-	errno = 0;
-	tap_ok(!new_qpx(IBV_QPT_UD, m, IBV_QP_EX_WITH_TSO, NULL) &&
-	       errno == EOPNOTSUPP, "TSO: EOPNOTSUPP");
-	errno = 0;
-	tap_ok(!new_qpx(IBV_QPT_RC, m, IBV_QP_EX_WITH_ATOMIC_WRITE, NULL) &&
-	       errno == EOPNOTSUPP, "atomic write: EOPNOTSUPP");
-	errno = 0;
-	tap_ok(!new_qpx(IBV_QPT_XRC_SEND, m, IBV_QP_EX_WITH_SEND, NULL) &&
-	       errno == EOPNOTSUPP, "an XRC QP: EOPNOTSUPP");
-	errno = 0;
-	tap_ok(!new_qpx(IBV_QPT_RC, m | IBV_QP_INIT_ATTR_MAX_TSO_HEADER,
-			IBV_QP_EX_WITH_SEND, NULL) && errno == EOPNOTSUPP,
-	       "an unknown comp_mask bit: EOPNOTSUPP");
-	errno = 0;
-	tap_ok(!new_qpx(IBV_QPT_RC, IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-			IBV_QP_EX_WITH_SEND, NULL) && errno == EINVAL,
-	       "no PD: EINVAL");
+	for (i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		errno = 0;
+		tap_ok(!new_qpx(refused[i].type, refused[i].mask,
+				refused[i].ops, NULL) &&
+		       errno == refused[i].err, "%s: %s", refused[i].what,
+		       refused[i].err == EINVAL ? "EINVAL" : "EOPNOTSUPP");
+	}
 }
 
 /*
@@ -523,29 +533,15 @@ static void check_ud(void)
 int main(int argc, char **argv)
 {
 	const uint32_t m = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
-	struct ibv_device **list = NULL;
+	struct test_env t;
+	int opened = !test_open(&t, argc, argv, 1);
 	struct ibv_qp *qp;
-	int num = 0;
 
-	if (argc != 2) {
-		fprintf(stderr,
-			"usage: %s <absolute path of libvroce-rdmav34.so>\n",
-			argv[0]);
-		return 2;
-	}
-	if (!tap_ok(fake_sysfs_setup(argv[1]) == 0, "fake sysfs with vroce0"))
-		goto out;
-	list = ibv_get_device_list(&num);
-	if (!tap_ok(list && num == 1, "vroce0 is found"))
-		goto out;
-	ctx = ibv_open_device(list[0]);
-	if (!tap_ok(ctx != NULL, "vroce0 opens"))
-		goto out;
-	pd = ibv_alloc_pd(ctx);
-	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	if (!tap_ok(pd && cq, "a PD and a CQ"))
-		goto out;
-
+	if (!opened)
+		return test_close(&t, opened);
+	ctx = t.ctx;
+	pd = t.pd;
+	cq = t.cq;
 	check_create();
 	qp = new_qpx(IBV_QPT_RC, m, ALL_RC_OPS, NULL);
 	if (tap_ok(qp && !to_rts(qp), "an RC QP with every operation, in RTS")) {
@@ -554,16 +550,5 @@ int main(int argc, char **argv)
 		tap_ok(ibv_destroy_qp(qp) == 0, "the RC QP is destroyed");
 	}
 	check_ud();
-
-	tap_ok(ibv_destroy_cq(cq) == 0 && ibv_dealloc_pd(pd) == 0,
-	       "the CQ and PD are freed");
-	tap_ok(ibv_close_device(ctx) == 0 && fake.open_fds == 0,
-	       "the device closes");
-	tap_ok(fake.unexpected == 0,
-	       "no command vroce does not implement");
-out:
-	if (list)
-		ibv_free_device_list(list);
-	fake_sysfs_cleanup();
-	return tap_done();
+	return test_close(&t, opened);
 }

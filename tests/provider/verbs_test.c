@@ -21,6 +21,7 @@
 #include "fake_sysfs.h"
 #include "fake_uverbs.h"
 #include "tap.h"
+#include "test_main.h"
 #include "vroce.h"
 
 static struct ibv_context *ctx;
@@ -653,30 +654,17 @@ static void check_srq_errors(void)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list = NULL;
+	struct test_env t;
+	int opened = !test_open(&t, argc, argv, 1);
 	struct ibv_srq *srq;
 	struct ibv_mr *mr;
 	struct ibv_ah *ah;
-	int num = 0;
 
-	if (argc != 2) {
-		fprintf(stderr,
-			"usage: %s <absolute path of libvroce-rdmav34.so>\n",
-			argv[0]);
-		return 2;
-	}
-	if (!tap_ok(fake_sysfs_setup(argv[1]) == 0, "fake sysfs with vroce0"))
-		goto out;
-	list = ibv_get_device_list(&num);
-	if (!tap_ok(list && num == 1, "vroce0 is found"))
-		goto out;
-	ctx = ibv_open_device(list[0]);
-	if (!tap_ok(ctx != NULL, "vroce0 opens"))
-		goto out;
-	pd = ibv_alloc_pd(ctx);
-	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	if (!tap_ok(pd && cq, "a PD and a CQ"))
-		goto out;
+	if (!opened)
+		return test_close(&t, opened);
+	ctx = t.ctx;
+	pd = t.pd;
+	cq = t.cq;
 
 	mr = check_reg_mr();
 	check_reg_mr_errors();
@@ -700,18 +688,5 @@ int main(int argc, char **argv)
 		check_srq_destroy(srq);
 	}
 	check_srq_errors();
-
-	tap_ok(ibv_destroy_cq(cq) == 0 && ibv_dealloc_pd(pd) == 0,
-	       "the CQ and PD are freed");
-	tap_ok(ibv_close_device(ctx) == 0 && fake.open_fds == 0,
-	       "the device closes");
-	tap_ok(fake_user_maps() == 0, "no ring is left mapped");
-	tap_ok(fake.unexpected == 0, "no command vroce does not implement");
-	if (fake.unexpected)
-		tap_diag("last unexpected command 0x%x", fake.last_unexpected);
-out:
-	if (list)
-		ibv_free_device_list(list);
-	fake_sysfs_cleanup();
-	return tap_done();
+	return test_close(&t, opened);
 }

@@ -5,7 +5,6 @@
  * Copyright (c) 2026 the vroce developers
  */
 #include <rdma/ib_verbs.h>
-#include <rdma/uverbs_ioctl.h>
 
 #include "vroce.h"
 
@@ -25,14 +24,12 @@ static int vroce_udata_out(struct ib_udata *udata, void *resp,
 	return ib_copy_to_udata(udata, resp, min(len, udata->outlen));
 }
 
-static const struct vroce_alloc_ucontext_resp vroce_ucontext_resp = {
-	.abi_version = VROCE_ABI_VERSION,
-	.page_size = PAGE_SIZE,
-};
-
 int vroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 {
-	struct vroce_alloc_ucontext_resp resp = vroce_ucontext_resp;
+	struct vroce_alloc_ucontext_resp resp = {
+		.abi_version = VROCE_ABI_VERSION,
+		.page_size = PAGE_SIZE,
+	};
 
 	if (!vroce_udata_in_ok(udata, 0))
 		return -EOPNOTSUPP;
@@ -41,18 +38,14 @@ int vroce_alloc_ucontext(struct ib_ucontext *ibuc, struct ib_udata *udata)
 
 /*
  * QUERY_CONTEXT, which ibv_import_device() sends over a command FD that
- * another process opened: the context is the same, and so is what its
- * creation answered, for a caller that asks for it.
+ * another process opened; ib_core refuses it (EOPNOTSUPP) to a driver
+ * without this. The method carries no driver data (no UHW attribute),
+ * so ib_core's answer (completion vectors, core support) is all of it.
  */
 int vroce_query_ucontext(struct ib_ucontext *ibuc,
 			 struct uverbs_attr_bundle *attrs)
 {
-	struct vroce_alloc_ucontext_resp resp = vroce_ucontext_resp;
-
-	if (!uverbs_attr_is_valid(attrs, UVERBS_ATTR_UHW_OUT))
-		return 0;
-	return uverbs_copy_to_struct_or_zero(attrs, UVERBS_ATTR_UHW_OUT,
-					     &resp, sizeof(resp));
+	return 0;
 }
 
 void vroce_dealloc_ucontext(struct ib_ucontext *ibuc)

@@ -133,7 +133,16 @@ struct ibv_pd *vroce_import_pd(struct ibv_context *ibctx, uint32_t pd_handle)
 	return &pd->ibv_pd;
 }
 
+/*
+ * A PD that parent domains still extend, or a parent domain handed in by
+ * mistake, is left alone: freeing it would leave them pointing at
+ * nothing.
+ */
 void vroce_unimport_pd(struct ibv_pd *ibpd)
 {
-	free(to_vpd(ibpd));
+	struct vroce_pd *pd = to_vpd(ibpd);
+
+	if (pd->protection || __atomic_load_n(&pd->users, __ATOMIC_ACQUIRE))
+		return;
+	free(pd);
 }

@@ -4,7 +4,7 @@
  *
  * read_big: one big RDMA READ between two nodes, its data checked.
  *
- *   read_big -d DEV -g GIDIDX -s [-p PORT] [-m MIB]          server
+ *   read_big -d DEV -g GIDIDX -s [-p PORT] [-m MIB] [-w FILE] server
  *   read_big -d DEV -g GIDIDX [-p PORT] [-m MIB] PEER_IP     client
  *
  * The server (the responder) registers MIB MiB (default 1024) with remote
@@ -13,7 +13,9 @@
  * until the client says it is done. The client registers as much with
  * local write, posts a single RDMA READ of all of it, waits for its
  * completion (10 minutes at most) and checks every word. The client
- * prints TAP; both print the time the READ took. The path MTU is 1024 and
+ * prints TAP; both print the time the READ took. With -w the server,
+ * once done, keeps its QP until FILE exists (60 s at most), for the test
+ * to read the QP's details. The path MTU is 1024 and
  * the QP timeout 20 (about 4 s), so a slow emulated wire does not time
  * out.
  */
@@ -114,7 +116,17 @@ static void hello(struct node *n, struct xchg_msg *m)
 	memcpy(m->gid, n->gid.raw, sizeof(m->gid));
 }
 
-static int server(struct node *n, const char *dev, size_t len, int port)
+/* Waits until @path exists, 60 s at most. */
+static void hold_until(const char *path)
+{
+	int i;
+
+	for (i = 0; i < 600 && access(path, F_OK); i++)
+		usleep(100000);
+}
+
+static int server(struct node *n, const char *dev, size_t len, int port,
+		  const char *hold)
 {
 	struct xchg_msg m;
 	size_t i;
@@ -138,6 +150,9 @@ static int server(struct node *n, const char *dev, size_t len, int port)
 	if (xchg_send(fd, &m) || xchg_recv(fd, &m, WAIT_MS + 60000))
 		return 1;
 	printf("done: client says %llu\n", (unsigned long long)m.v[0]);
+	fflush(stdout);
+	if (hold)
+		hold_until(hold);
 	close(fd);
 	return m.v[0] ? 1 : 0;
 }
@@ -212,9 +227,10 @@ int main(int argc, char **argv)
 	const char *dev = NULL;
 	size_t mib = 1024;
 	int port = 18700, c;
+	const char *hold = NULL;
 	bool srv = false;
 
-	while ((c = getopt(argc, argv, "d:g:sp:m:")) != -1) {
+	while ((c = getopt(argc, argv, "d:g:sp:m:w:")) != -1) {
 		switch (c) {
 		case 'd':
 			dev = optarg;
@@ -231,6 +247,9 @@ int main(int argc, char **argv)
 		case 'm':
 			mib = strtoul(optarg, NULL, 0);
 			break;
+		case 'w':
+			hold = optarg;
+			break;
 		default:
 			return 2;
 		}
@@ -241,6 +260,6 @@ int main(int argc, char **argv)
 	}
 	srand48(getpid() ^ xchg_now_ms());
 	if (srv)
-		return server(&n, dev, mib << 20, port);
+		return server(&n, dev, mib << 20, port, hold);
 	return client(&n, dev, mib << 20, port, argv[optind]);
 }

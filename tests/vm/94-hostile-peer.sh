@@ -50,6 +50,7 @@ if [ "$VROCE_ROLE" = b ]; then
 	tap_plan 4
 	ip addr add $peer_ip/24 dev eth0
 	tap_result $? "second address $peer_ip on eth0"
+	vm_send peer-addr up
 	line=$(vm_recv victim 120)
 	[ -n "$line" ]
 	tap_result $? "the victim's QPs: $line"
@@ -74,6 +75,9 @@ fi
 tap_plan 14
 vroce_up
 gid=$(dev_gid "$VROCE_SELF_IP4" 10)
+# The victim's QPs resolve $peer_ip when they connect: B must have it.
+# (On the debug kernel B comes up that much later than A.)
+vm_recv peer-addr 300 >/dev/null
 coproc HP { "$prog" -d $dev -g "$gid" -a $peer_ip -q $peer_qpn -p $psn 2>&1; }
 read -r -t 20 -u "${HP[0]}" line
 case $line in

@@ -2,6 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Copyright (c) the vroce developers
 #
+# vm: timeout=900
+# vm: install=1
+#
 # A kernel ULP over the RDMA device: NVMe over Fabrics, RDMA transport,
 # within one VM. The target (nvmet, nvmet-rdma) exports a RAM disk
 # (brd, /dev/ram0, 64 MiB) on the VM's eth0 address, port 4420; the host
@@ -36,9 +39,6 @@
 # host gives up on a lost controller after ctrl_loss_tmo. A failed step
 # prints the tail of the kernel log and the port counters; the steps
 # that need it are then skipped, the teardown is always attempted.
-#
-# vm: timeout=900
-# vm: install=1
 
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib.sh"

@@ -2,6 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Copyright (c) the vroce developers
 #
+# vm: pair
+# vm: mem=2560
+# vm: timeout=900
+# vm: install=1
+#
 # A single 1 GiB RDMA READ between two VMs completes, and the responder's
 # unreclaimable slab rises by less than 32 MiB.
 #
@@ -36,11 +41,6 @@
 # 64. It is read once the READ is over, while the server keeps its QP for
 # that (read_big -w); a sampler could not see it during the READ on the
 # debug kernel, where it runs only once the stack has let go.
-#
-# vm: pair
-# vm: mem=2560
-# vm: timeout=900
-# vm: install=1
 
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib.sh"

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "vroce.h"
 
@@ -507,6 +506,23 @@ int vroce_send_wqe_hdr(struct vroce_qp *qp, const struct ibv_send_wr *wr,
 	return 0;
 }
 
+/* Writes @n SGEs of @sg behind the WQE header of @slot, counted in @hdr. */
+void vroce_wqe_put_sges(void *slot, struct vroce_send_wqe *hdr,
+			const struct ibv_sge *sg, int n)
+{
+	struct vroce_sge *sge = (struct vroce_sge *)((uint8_t *)slot +
+						    sizeof(*hdr));
+	int i;
+
+	hdr->num_sge = n;
+	for (i = 0; i < n; i++)
+		sge[i] = (struct vroce_sge){
+			.addr = sg[i].addr,
+			.length = sg[i].length,
+			.lkey = sg[i].lkey,
+		};
+}
+
 /*
  * Check one WR against the QP and, if it is valid, write its WQE to the
  * slot.  Nothing is written for a WR that fails.
@@ -515,27 +531,19 @@ static int vroce_write_send_wqe(struct vroce_qp *qp,
 				const struct ibv_send_wr *wr, void *slot)
 {
 	struct vroce_send_wqe hdr;
-	uint8_t *data = (uint8_t *)slot + sizeof(hdr);
-	struct vroce_sge *sge = (struct vroce_sge *)data;
 	bool sges;
 	int ret;
-	int i;
 
 	ret = vroce_send_wqe_hdr(qp, wr, &hdr, &sges);
 	if (ret)
 		return ret;
 	if (wr->send_flags & IBV_SEND_INLINE) {
-		ret = vroce_copy_inline(qp, wr, &hdr, data);
+		ret = vroce_copy_inline(qp, wr, &hdr,
+					(uint8_t *)slot + sizeof(hdr));
 		if (ret)
 			return ret;
 	} else if (sges) {
-		hdr.num_sge = wr->num_sge;
-		for (i = 0; i < wr->num_sge; i++)
-			sge[i] = (struct vroce_sge){
-				.addr = wr->sg_list[i].addr,
-				.length = wr->sg_list[i].length,
-				.lkey = wr->sg_list[i].lkey,
-			};
+		vroce_wqe_put_sges(slot, &hdr, wr->sg_list, wr->num_sge);
 	}
 
 	memcpy(slot, &hdr, sizeof(hdr));

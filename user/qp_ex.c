@@ -56,10 +56,8 @@ static void vroce_wr_close(struct vroce_qp *qp)
 {
 	struct vroce_qpx *x = qp->x;
 	struct vroce_send_wqe hdr;
-	struct vroce_sge *sge;
 	uint8_t *slot;
 	bool sges;
-	int i;
 
 	if (!x->open)
 		return;
@@ -79,14 +77,7 @@ static void vroce_wr_close(struct vroce_qp *qp)
 		hdr.inline_len = x->inl_len;
 		hdr.flags |= VROCE_WQE_INLINE;
 	} else if (sges) {
-		sge = (struct vroce_sge *)(slot + sizeof(hdr));
-		hdr.num_sge = x->wr.num_sge;
-		for (i = 0; i < x->wr.num_sge; i++)
-			sge[i] = (struct vroce_sge){
-				.addr = x->sge[i].addr,
-				.length = x->sge[i].length,
-				.lkey = x->sge[i].lkey,
-			};
+		vroce_wqe_put_sges(slot, &hdr, x->sge, x->wr.num_sge);
 	}
 	memcpy(slot, &hdr, sizeof(hdr));
 	qp->sq.prod++;

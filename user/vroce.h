@@ -414,6 +414,8 @@ int vroce_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
 int vroce_send_wqe_hdr(struct vroce_qp *qp, const struct ibv_send_wr *wr,
 		       struct vroce_send_wqe *hdr, bool *sges);
+void vroce_wqe_put_sges(void *slot, struct vroce_send_wqe *hdr,
+			const struct ibv_sge *sg, int n);
 bool vroce_wq_full(struct vroce_wq *wq, uint32_t *cons);
 bool vroce_sq_accepts(struct vroce_qp *qp);
 bool vroce_sq_publish(struct vroce_qp *qp);

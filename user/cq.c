@@ -42,15 +42,6 @@ static int vroce_cq_map(struct vroce_cq *cq, int cmd_fd, uint64_t offset,
 			      sizeof(struct vroce_cqe));
 }
 
-/* Frees the memory of @cq, from wherever it came. */
-static void vroce_cq_free(struct vroce_cq *cq)
-{
-	if (cq->alloc_pd)
-		vroce_pd_free(cq->alloc_pd, cq, VROCE_RES_TYPE_CQ, cq->custom);
-	else
-		free(cq);
-}
-
 /* Both create verbs: the kernel's CQ and its mapped ring, or NULL. */
 static struct vroce_cq *vroce_cq_create(struct ibv_context *ibctx, int cqe,
 					struct ibv_comp_channel *channel,
@@ -59,13 +50,11 @@ static struct vroce_cq *vroce_cq_create(struct ibv_context *ibctx, int cqe,
 	struct vroce_create_cq_cmd_resp resp = {};
 	struct ibv_create_cq cmd = {};
 	struct vroce_cq *cq;
-	bool custom = false;
+	bool custom;
 	int ret;
 
 	/* A parent domain's CQ: its allocator, and no lock under a TD. */
-	cq = parent ? vroce_pd_zalloc(parent, sizeof(*cq), VROCE_RES_TYPE_CQ,
-				      &custom) :
-		      calloc(1, sizeof(*cq));
+	cq = vroce_pd_zalloc(parent, sizeof(*cq), VROCE_RES_TYPE_CQ, &custom);
 	if (!cq) {
 		errno = ENOMEM;
 		return NULL;
@@ -90,8 +79,7 @@ static struct vroce_cq *vroce_cq_create(struct ibv_context *ibctx, int cqe,
 		goto err_destroy;
 
 	cq->cqn = resp.drv.cqn;
-	if (parent)
-		vroce_pd_get(parent);
+	vroce_pd_get(parent);
 	return cq;
 
 err_destroy:
@@ -104,7 +92,7 @@ err_destroy:
 err_lock:
 	pthread_spin_destroy(&cq->lock);
 err_free:
-	vroce_cq_free(cq);
+	vroce_pd_free(parent, cq, VROCE_RES_TYPE_CQ, custom);
 	errno = ret;
 	return NULL;
 }
@@ -417,9 +405,9 @@ static uint64_t vroce_wc_read_completion_wallclock_ns(struct ibv_cq_ex *ibcq)
  * ibv_create_cq_ex(): the same CQ as ibv_create_cq() (the kernel is asked
  * with the same command), with the extended polling functions.  Fails
  * with EOPNOTSUPP for a wc_flags field a CQE does not carry or
- * IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN; with a parent domain, its allocator
- * provides the CQ's memory and its thread domain makes the CQ lockless.  SINGLE_THREADED is only a
- * hint: the CQ keeps its lock.
+ * IBV_CREATE_CQ_ATTR_IGNORE_OVERRUN.  With a parent domain, its
+ * allocator provides the CQ's memory and its thread domain makes the CQ
+ * lockless; SINGLE_THREADED is only a hint: the CQ keeps its lock.
  */
 struct ibv_cq_ex *vroce_create_cq_ex(struct ibv_context *ibctx,
 				     struct ibv_cq_init_attr_ex *attr)
@@ -492,8 +480,7 @@ int vroce_destroy_cq(struct ibv_cq *ibcq)
 
 	vroce_ring_unmap(&cq->ring);
 	pthread_spin_destroy(&cq->lock);
-	if (cq->alloc_pd)
-		vroce_pd_put(cq->alloc_pd);
-	vroce_cq_free(cq);
+	vroce_pd_put(cq->alloc_pd);
+	vroce_pd_free(cq->alloc_pd, cq, VROCE_RES_TYPE_CQ, cq->custom);
 	return 0;
 }

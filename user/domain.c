@@ -110,17 +110,18 @@ int vroce_dealloc_parent_domain(struct vroce_pd *pd)
 
 /*
  * Zeroed memory of @size for an object of resource @type made with
- * @ibpd: from the parent domain's allocator if it has one that does not
- * defer to the default (*@custom then true), else from calloc().
+ * @ibpd (NULL for none, as a CQ's): from the parent domain's allocator if
+ * it has one that does not defer to the default (*@custom then true),
+ * else from calloc().
  */
 void *vroce_pd_zalloc(struct ibv_pd *ibpd, size_t size, uint64_t type,
 		      bool *custom)
 {
-	struct vroce_pd *pd = to_vpd(ibpd);
+	struct vroce_pd *pd = ibpd ? to_vpd(ibpd) : NULL;
 	void *p;
 
 	*custom = false;
-	if (pd->alloc) {
+	if (pd && pd->alloc) {
 		p = pd->alloc(ibpd, pd->pd_context, size,
 			      _Alignof(max_align_t), type);
 		if (p != IBV_ALLOCATOR_USE_DEFAULT) {
@@ -140,27 +141,25 @@ void *vroce_pd_zalloc(struct ibv_pd *ibpd, size_t size, uint64_t type,
  */
 void vroce_pd_get(struct ibv_pd *ibpd)
 {
-	struct vroce_pd *pd = to_vpd(ibpd);
+	struct vroce_pd *pd = ibpd ? to_vpd(ibpd) : NULL;
 
-	if (pd->protection)
+	if (pd && pd->protection)
 		__atomic_add_fetch(&pd->users, 1, __ATOMIC_ACQ_REL);
 }
 
 void vroce_pd_put(struct ibv_pd *ibpd)
 {
-	struct vroce_pd *pd = to_vpd(ibpd);
+	struct vroce_pd *pd = ibpd ? to_vpd(ibpd) : NULL;
 
-	if (pd->protection)
+	if (pd && pd->protection)
 		__atomic_sub_fetch(&pd->users, 1, __ATOMIC_ACQ_REL);
 }
 
 /* Gives back what vroce_pd_zalloc() returned. */
 void vroce_pd_free(struct ibv_pd *ibpd, void *p, uint64_t type, bool custom)
 {
-	struct vroce_pd *pd = to_vpd(ibpd);
-
 	if (custom)
-		pd->free(ibpd, pd->pd_context, p, type);
+		to_vpd(ibpd)->free(ibpd, to_vpd(ibpd)->pd_context, p, type);
 	else
 		free(p);
 }

@@ -96,8 +96,10 @@ struct ibv_pd *vroce_alloc_pd(struct ibv_context *ibctx)
 	return &pd->ibv_pd;
 }
 
-/* A PD still extended by a parent domain, or a parent domain still
- * holding QPs or SRQs, stays: EBUSY. */
+/*
+ * A PD still extended by a parent domain, or a parent domain still
+ * holding QPs, SRQs or CQs, stays: EBUSY.
+ */
 int vroce_dealloc_pd(struct ibv_pd *ibpd)
 {
 	struct vroce_pd *pd = to_vpd(ibpd);

@@ -309,6 +309,8 @@ static void vroce_comp_aeth(struct vroce_qp *qp, const struct vroce_pkt *pkt,
  * A READ response or atomic ACK must answer the oldest unacknowledged
  * PSN; it acknowledges the SENDs and WRITEs before it. Returns the WQE it
  * answers, or NULL if it is a duplicate or shows a gap (then resends).
+ * @wr_opcode is the WQE's opcode an atomic ACK answers; a READ response
+ * (@wr_opcode RDMA_READ) answers a READ or an atomic write.
  */
 static struct vroce_swqe *vroce_comp_answer(struct vroce_qp *qp, u32 psn,
 					    u8 wr_opcode)
@@ -331,10 +333,28 @@ static struct vroce_swqe *vroce_comp_answer(struct vroce_qp *qp, u32 psn,
 		return NULL;
 	sw = vroce_swqe(qp, qp->req.tail);
 	w = vroce_swqe_wqe(qp, qp->req.tail);
+	if (w->opcode == VROCE_WR_ATOMIC_WRITE &&
+	    wr_opcode == IB_UVERBS_WR_RDMA_READ)
+		wr_opcode = VROCE_WR_ATOMIC_WRITE;
 	if (!sw->started || w->opcode != wr_opcode ||
 	    psn != vroce_comp_resume_psn(qp, sw))
 		return NULL;
 	return sw;
+}
+
+/*
+ * The READ response (IBTA 1.5: of no data) that answers the atomic write
+ * the oldest WQE is.
+ */
+static void vroce_comp_atomic_write(struct vroce_qp *qp,
+				    const struct vroce_pkt *pkt)
+{
+	if (pkt->op->pos != VROCE_POS_ONLY || pkt->paylen) {
+		vroce_req_fail(qp, IB_WC_BAD_RESP_ERR);
+		return;
+	}
+	qp->req.una = vroce_psn_add(qp->req.una, 1);
+	vroce_req_complete(qp, IB_WC_SUCCESS);
 }
 
 static void vroce_comp_read(struct vroce_qp *qp, const struct vroce_pkt *pkt,
@@ -348,6 +368,10 @@ static void vroce_comp_read(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 	sw = vroce_comp_answer(qp, psn, IB_UVERBS_WR_RDMA_READ);
 	if (!sw)
 		return;
+	if (vroce_swqe_wqe(qp, req->tail)->opcode == VROCE_WR_ATOMIC_WRITE) {
+		vroce_comp_atomic_write(qp, pkt);
+		return;
+	}
 	left = sw->len - sw->read_off;
 	last = pkt->op->pos == VROCE_POS_LAST || pkt->op->pos == VROCE_POS_ONLY;
 	if (last ? pkt->paylen != left :
@@ -375,7 +399,8 @@ static void vroce_comp_atomic(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 
 	if (qp->req.tail == qp->req.head ||
 	    !vroce_wr_is_rd_atomic(w->opcode) ||
-	    w->opcode == IB_UVERBS_WR_RDMA_READ)
+	    w->opcode == IB_UVERBS_WR_RDMA_READ ||
+	    w->opcode == VROCE_WR_ATOMIC_WRITE)
 		return;
 	sw = vroce_comp_answer(qp, psn, w->opcode);
 	if (!sw)

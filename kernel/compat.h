@@ -64,4 +64,15 @@ static inline u32 vroce_gro_network_offset(const struct sk_buff *skb)
 }
 #endif
 
+/*
+ * IBTA 1.5 RDMA Atomic Write: ib_core names its capability from 6.2 on;
+ * 6.1's uverbs hands device_cap_flags to user space as they are, so the
+ * same bit (IB_UVERBS_DEVICE_ATOMIC_WRITE of later kernels) says it.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define VROCE_DEVICE_ATOMIC_WRITE	IB_DEVICE_ATOMIC_WRITE
+#else
+#define VROCE_DEVICE_ATOMIC_WRITE	BIT_ULL(40)
+#endif
+
 #endif /* VROCE_COMPAT_H */

@@ -142,10 +142,16 @@ static int vroce_kwqe_data(struct vroce_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
-/* Writes the WQE of @wr into @w (a ring slot); -EINVAL if it is bad. */
+/*
+ * Writes the WQE of @wr into @w (a ring slot); -EINVAL if it is bad.
+ * Atomic write is for user QPs only: ib_core of 6.1 has no such work
+ * request, and no kernel user of a later one posts it.
+ */
 static int vroce_kwqe(struct vroce_qp *qp, const struct ib_send_wr *wr,
 		      struct vroce_send_wqe *w)
 {
+	if (wr->opcode == VROCE_WR_ATOMIC_WRITE)
+		return -EINVAL;
 	memset(w, 0, sizeof(*w));
 	w->wr_id = wr->wr_id;
 	w->opcode = wr->opcode;

@@ -66,7 +66,8 @@ int vroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				 IB_DEVICE_MEM_WINDOW |
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
-				 IB_DEVICE_CURR_QP_STATE_MOD;
+				 IB_DEVICE_CURR_QP_STATE_MOD |
+				 VROCE_DEVICE_ATOMIC_WRITE;
 	attr->max_fast_reg_page_list_len = VROCE_MAX_FRMR_PAGES;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	attr->max_send_sge = VROCE_MAX_SGE;

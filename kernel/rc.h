@@ -88,7 +88,7 @@ struct vroce_req {
  * it does.
  */
 struct vroce_res {
-	u8 kind;			/* 0, VROCE_OPF_READ or VROCE_OPF_ATOMIC */
+	u16 kind;			/* 0, VROCE_OPF_READ, _ATOMIC, _ATOMIC_WRITE */
 	u32 first_psn;
 	u32 last_psn;
 	u64 orig;			/* atomic: the value it returned */

@@ -58,6 +58,7 @@ static bool vroce_req_op_ok(struct vroce_qp *qp, u8 opcode)
 	case IB_UVERBS_WR_RDMA_READ:
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
+	case VROCE_WR_ATOMIC_WRITE:
 		return qp->ibqp.qp_type == IB_QPT_RC;
 	default:
 		return false;
@@ -272,6 +273,13 @@ static void vroce_req_check(struct vroce_qp *qp, struct vroce_swqe *sw,
 	}
 	if (vroce_wr_is_local(w->opcode))
 		return;		/* no data: the WQE's own fields say it all */
+	if (w->opcode == VROCE_WR_ATOMIC_WRITE) {
+		/* Its 8 bytes are in the WQE: no SGEs, no inline data. */
+		if (w->num_sge || (w->flags & VROCE_WQE_INLINE))
+			sw->status = IB_WC_LOC_LEN_ERR;
+		sw->len = sizeof(u64);
+		return;
+	}
 	if (w->flags & VROCE_WQE_INLINE) {
 		if (vroce_wr_is_rd_atomic(w->opcode) ||
 		    w->inline_len > qp->cap.max_inline_data)
@@ -544,6 +552,41 @@ static struct sk_buff *vroce_req_rd_atomic(struct vroce_qp *qp,
 	return skb;
 }
 
+/*
+ * An RDMA Atomic Write: one packet, its 8 bytes taken from the WQE. The
+ * responder answers it as a READ of no data (IBTA 1.5), so it counts
+ * against max_rd_atomic as a READ does.
+ */
+static struct sk_buff *vroce_req_atomic_write(struct vroce_qp *qp,
+					      struct vroce_swqe *sw,
+					      const struct vroce_send_wqe *w)
+{
+	struct vroce_req *req = &qp->req;
+	struct vroce_txpkt t = {
+		.opcode = VROCE_OP_RC_ATOMIC_WRITE,
+		.psn = req->next_psn,
+		.dqpn = qp->attrs.dest_qp_num,
+		.ackreq = true,
+		.paylen = sizeof(u64),
+		.reth.va = w->u.atomic.remote_addr,
+		.reth.rkey = w->u.atomic.rkey,
+		.reth.dma_len = sizeof(u64),
+	};
+	struct sk_buff *skb;
+	u8 *p;
+
+	vroce_req_begin(req, sw, sizeof(u64));
+	skb = vroce_pkt_build(&t, &p, GFP_ATOMIC);
+	if (!skb)
+		return NULL;
+	memcpy(p, &w->u.atomic.swap, sizeof(u64));
+	vroce_req_sent(req, true);
+	req->next_psn = vroce_psn_add(req->next_psn, 1);
+	req->next++;
+	req->rd_out++;
+	return skb;
+}
+
 /* Whether WQE @w may go out now; if not, the completer wakes the engine. */
 static bool vroce_req_may_send(struct vroce_qp *qp, struct vroce_swqe *sw,
 			       const struct vroce_send_wqe *w)
@@ -646,7 +689,9 @@ static int vroce_req_next(struct vroce_qp *qp, struct vroce_req_out *out)
 	if (vroce_pace_wait(qp, &req->stack, &req->pace_flags))
 		return VROCE_TX_WAIT;
 	out->psn = req->next_psn;
-	if (vroce_wr_is_rd_atomic(w->opcode))
+	if (w->opcode == VROCE_WR_ATOMIC_WRITE)
+		out->skb = vroce_req_atomic_write(qp, sw, w);
+	else if (vroce_wr_is_rd_atomic(w->opcode))
 		out->skb = vroce_req_rd_atomic(qp, sw, w);
 	else
 		vroce_req_data(qp, sw, w, out);

@@ -36,7 +36,10 @@ enum vroce_verdict {
 };
 
 #define VROCE_KINDS	(VROCE_OPF_SEND | VROCE_OPF_WRITE | VROCE_OPF_READ | \
-			 VROCE_OPF_ATOMIC)
+			 VROCE_OPF_ATOMIC | VROCE_OPF_ATOMIC_WRITE)
+/* The requests a responder resource answers, and answers again. */
+#define VROCE_RESP_ANSWERED	(VROCE_OPF_READ | VROCE_OPF_ATOMIC | \
+				 VROCE_OPF_ATOMIC_WRITE)
 
 /* READ responses one run of the send engine sends, and the receive path. */
 #define VROCE_RESP_BUDGET	64
@@ -726,9 +729,8 @@ static enum vroce_verdict vroce_resp_atomic(struct vroce_qp *qp,
 				 IB_ACCESS_REMOTE_ATOMIC, &mr_key);
 	if (!mr)
 		return VROCE_RESP_ACCESS_ERR;
-	err = vroce_mr_atomic(mr, mr_key, a.va,
-			      pkt->bth.opcode == VROCE_OP_RC_CMP_SWAP,
-			      a.swap_add, a.compare, &orig);
+	err = vroce_mr_atomic(mr, mr_key, a.va, pkt->bth.opcode, a.swap_add,
+			      a.compare, &orig);
 	vroce_mr_put(mr);
 	if (err == -EACCES)
 		return VROCE_RESP_ACCESS_ERR;	/* deregistered meanwhile */
@@ -745,6 +747,54 @@ static enum vroce_verdict vroce_resp_atomic(struct vroce_qp *qp,
 	res->msn = resp->msn;
 	if (resp->res_tail == res->idx)
 		resp->res_tail++;	/* nothing before it: all sent */
+	return VROCE_RESP_OK;
+}
+
+/*
+ * An RDMA Atomic Write (IBTA 1.5): its 8 bytes go, in one store, to an
+ * 8-byte aligned address the R_Key opens for remote write. Like a READ it
+ * takes a responder resource and is answered by an RDMA READ response, of
+ * no data; a duplicate gets that answer again and is not done again.
+ */
+static enum vroce_verdict vroce_resp_atomic_write(struct vroce_qp *qp,
+						  const struct vroce_pkt *pkt,
+						  const u8 *bth,
+						  struct sk_buff_head *q)
+{
+	struct vroce_resp *resp = &qp->resp;
+	struct vroce_reth reth;
+	struct vroce_res *res;
+	struct vroce_mr *mr;
+	u32 mr_key;
+	u64 val;
+	int err;
+
+	vroce_reth_parse(&reth, vroce_pkt_hdr(pkt, bth, VROCE_HDR_RETH),
+			 VROCE_RETH_LEN);
+	if (reth.dma_len != sizeof(val) || pkt->paylen != sizeof(val) ||
+	    reth.va & 7 || !vroce_resp_rd_room(qp))
+		return VROCE_RESP_INV_REQ;
+	mr = vroce_mr_get_remote(qp, reth.rkey, &reth.va, sizeof(val),
+				 IB_ACCESS_REMOTE_WRITE, &mr_key);
+	if (!mr)
+		return VROCE_RESP_ACCESS_ERR;
+	err = vroce_pkt_read_pay(pkt, &val, sizeof(val));
+	if (!err)
+		err = vroce_mr_atomic(mr, mr_key, reth.va, pkt->bth.opcode,
+				      val, 0, NULL);
+	vroce_mr_put(mr);
+	if (err == -EACCES)
+		return VROCE_RESP_ACCESS_ERR;	/* deregistered meanwhile */
+	if (err)
+		return VROCE_RESP_INV_REQ;
+	/* Its answer is sent as a READ's responses are, in PSN order. */
+	vroce_resp_take_pending_ack(qp, q);
+	res = vroce_resp_new_res(resp);
+	res->kind = VROCE_OPF_ATOMIC_WRITE;
+	res->first_psn = pkt->bth.psn;
+	res->last_psn = pkt->bth.psn;
+	res->msn = ++resp->msn;
+	vroce_rd_start(&res->rd, pkt->bth.psn, 0, 0);
 	return VROCE_RESP_OK;
 }
 
@@ -767,6 +817,7 @@ static bool vroce_resp_access_ok(struct vroce_qp *qp,
 
 	switch (vroce_kind(pkt)) {
 	case VROCE_OPF_WRITE:
+	case VROCE_OPF_ATOMIC_WRITE:
 		return flags & IB_ACCESS_REMOTE_WRITE;
 	case VROCE_OPF_READ:
 		return flags & IB_ACCESS_REMOTE_READ;
@@ -819,6 +870,9 @@ static enum vroce_verdict vroce_resp_execute(struct vroce_qp *qp,
 		break;
 	case VROCE_OPF_ATOMIC:
 		v = vroce_resp_atomic(qp, pkt, bth, q);
+		break;
+	case VROCE_OPF_ATOMIC_WRITE:
+		v = vroce_resp_atomic_write(qp, pkt, bth, q);
 		break;
 	default:
 		return VROCE_RESP_DROP;
@@ -896,9 +950,9 @@ static enum vroce_verdict vroce_resp_duplicate(struct vroce_qp *qp,
 	 * nothing, and is not judged either: anyone who knows the QP number
 	 * can send one with an old PSN, and it must not end the QP.
 	 */
-	if ((vroce_kind(pkt) & (VROCE_OPF_READ | VROCE_OPF_ATOMIC)) && !res)
+	if ((vroce_kind(pkt) & VROCE_RESP_ANSWERED) && !res)
 		return VROCE_RESP_OK;
-	if ((vroce_kind(pkt) & (VROCE_OPF_READ | VROCE_OPF_ATOMIC)) &&
+	if ((vroce_kind(pkt) & VROCE_RESP_ANSWERED) &&
 	    !vroce_resp_access_ok(qp, pkt))
 		return VROCE_RESP_INV_REQ;
 	switch (vroce_kind(pkt)) {
@@ -932,6 +986,13 @@ static enum vroce_verdict vroce_resp_duplicate(struct vroce_qp *qp,
 	case VROCE_OPF_ATOMIC:
 		if (res && res->first_psn == psn)
 			vroce_resp_atomic_ack(qp, q, psn, res->orig);
+		break;
+	case VROCE_OPF_ATOMIC_WRITE:
+		/* Its answer again, from the resource; the write is not redone. */
+		vroce_res_stop(res);
+		vroce_rd_start(&res->rd, psn, 0, 0);
+		if ((s32)(res->idx - resp->res_tail) < 0)
+			resp->res_tail = res->idx;
 		break;
 	default:
 		if (pkt->bth.ackreq)

@@ -246,11 +246,13 @@ struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 *va,
 
 /*
  * An atomic on the 8 bytes at @iova of @mr (checked already, under MR key
- * @key): compare and swap, or fetch and add, with the CPU's own atomics,
- * so it is atomic against every other access too. -EINVAL if the bytes
- * are not 8-byte aligned in memory, -EACCES if @mr is revoked.
+ * @key), as the BTH @opcode says: compare and swap, fetch and add, or an
+ * atomic write of @swap_add (its bytes as they lie in memory), with the
+ * CPU's own atomics, so it is atomic against every other access too; a
+ * write leaves *@orig alone. -EINVAL if the bytes are not 8-byte aligned
+ * in memory (or @opcode is none of these), -EACCES if @mr is revoked.
  */
-int vroce_mr_atomic(struct vroce_mr *mr, u32 key, u64 iova, bool cmp_swap,
+int vroce_mr_atomic(struct vroce_mr *mr, u32 key, u64 iova, u8 opcode,
 		    u64 swap_add, u64 compare, u64 *orig)
 {
 	const struct vroce_mr_xlate *x;
@@ -265,14 +267,19 @@ int vroce_mr_atomic(struct vroce_mr *mr, u32 key, u64 iova, bool cmp_swap,
 	if (x && (off & 7)) {
 		err = -EINVAL;
 	} else if (x) {
+		err = 0;
 		va = kmap_local_page(x->pages[off >> PAGE_SHIFT]);
 		p = (u64 *)(va + (off & ~PAGE_MASK));
-		if (cmp_swap)
+		if (opcode == VROCE_OP_RC_CMP_SWAP)
 			*orig = cmpxchg64(p, compare, swap_add);
-		else
+		else if (opcode == VROCE_OP_RC_FETCH_ADD)
 			*orig = atomic64_fetch_add(swap_add, (atomic64_t *)p);
+		else if (opcode == VROCE_OP_RC_ATOMIC_WRITE)
+			/* After every store of the requests before it. */
+			atomic64_set_release((atomic64_t *)p, swap_add);
+		else
+			err = -EINVAL;
 		kunmap_local(va);
-		err = 0;
 	}
 	vroce_mr_span_end(mr, x);
 	rcu_read_unlock();
@@ -647,6 +654,15 @@ int vroce_mr_write_pkt(struct vroce_mr *mr, u32 key, u64 iova,
 	vroce_pay_pos_init(&pos, pkt);
 	return vroce_mr_write_pay(mr, key, iova, &pos, pkt->paylen) ?
 	       -EACCES : 0;
+}
+
+/* The first @n bytes of @pkt's payload (@n at most its length) into @buf. */
+int vroce_pkt_read_pay(const struct vroce_pkt *pkt, void *buf, u32 n)
+{
+	struct vroce_pay_pos pos;
+
+	vroce_pay_pos_init(&pos, pkt);
+	return vroce_pay_read(&pos, buf, n);
 }
 
 /* A received payload going into an SGL: where it is, how it went. */

@@ -368,12 +368,17 @@ static inline struct vroce_send_wqe *vroce_swqe_wqe(struct vroce_qp *qp,
 	       (size_t)(idx & (qp->sq.entries - 1)) * qp->sq.stride;
 }
 
-/* READs and atomics: answered by responses, limited by max_rd_atomic. */
+/*
+ * READs, atomics and atomic writes (IBTA 1.5 answers those with an RDMA
+ * READ response of no data): answered by responses, limited by
+ * max_rd_atomic.
+ */
 static inline bool vroce_wr_is_rd_atomic(u8 opcode)
 {
 	return opcode == IB_UVERBS_WR_RDMA_READ ||
 	       opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
-	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
+	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD ||
+	       opcode == VROCE_WR_ATOMIC_WRITE;
 }
 
 /* UD and the GSI QP (QP1) carry datagrams; RC and UC are connected. */
@@ -550,7 +555,7 @@ struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 *va,
 				     u64 len, int access, u32 *mr_key);
 int vroce_mr_copy(struct vroce_mr *mr, u32 key, u64 iova, void *buf,
 		  u32 len, bool to_mr);
-int vroce_mr_atomic(struct vroce_mr *mr, u32 key, u64 iova, bool cmp_swap,
+int vroce_mr_atomic(struct vroce_mr *mr, u32 key, u64 iova, u8 opcode,
 		    u64 swap_add, u64 compare, u64 *orig);
 void vroce_mr_put(struct vroce_mr *mr);
 bool vroce_mr_live(struct vroce_mr *mr, u32 key);
@@ -566,6 +571,7 @@ void vroce_sgl_release(struct vroce_sgl *sgl);
 int vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 off,
 			const struct vroce_pkt *pkt);
 bool vroce_sgl_revoked(const struct vroce_sgl *sgl);
+int vroce_pkt_read_pay(const struct vroce_pkt *pkt, void *buf, u32 n);
 int vroce_mr_write_pkt(struct vroce_mr *mr, u32 key, u64 iova,
 		       const struct vroce_pkt *pkt);
 int vroce_mr_pages(struct vroce_mr *mr, u32 key, u64 iova, u32 len,

@@ -366,6 +366,8 @@ static int vroce_wqe_opcode(enum ibv_qp_type qp_type,
 		return IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD;
 	case IBV_WR_SEND_WITH_INV:
 		return IB_UVERBS_WR_SEND_WITH_INV;
+	case IBV_WR_ATOMIC_WRITE:
+		return VROCE_WR_ATOMIC_WRITE;
 	default:
 		return -1;
 	}
@@ -467,6 +469,15 @@ int vroce_send_wqe_hdr(struct vroce_qp *qp, const struct ibv_send_wr *wr,
 		hdr->u.atomic.swap = wr->wr.atomic.swap;
 		hdr->u.atomic.rkey = wr->wr.atomic.rkey;
 		break;
+	case IBV_WR_ATOMIC_WRITE:
+		/* ibv_wr_atomic_write() put its 8 bytes in wr.atomic.swap. */
+		if (wr->wr.atomic.remote_addr & 7)
+			return EINVAL;
+		hdr->u.atomic.remote_addr = wr->wr.atomic.remote_addr;
+		hdr->u.atomic.swap = wr->wr.atomic.swap;
+		hdr->u.atomic.rkey = wr->wr.atomic.rkey;
+		*sges = false;
+		break;
 	case IBV_WR_LOCAL_INV:
 		/* Names its target by rkey only: no data, no SGEs. */
 		*sges = false;
@@ -534,6 +545,9 @@ static int vroce_write_send_wqe(struct vroce_qp *qp,
 	bool sges;
 	int ret;
 
+	/* An atomic write has no ibv_send_wr form: ibv_wr_atomic_write(). */
+	if (wr->opcode == IBV_WR_ATOMIC_WRITE)
+		return EINVAL;
 	ret = vroce_send_wqe_hdr(qp, wr, &hdr, &sges);
 	if (ret)
 		return ret;

@@ -29,7 +29,8 @@
 #define VROCE_QPX_RC_OPS \
 	(VROCE_QPX_UC_OPS | IBV_QP_EX_WITH_RDMA_READ | \
 	 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
-	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV)
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_SEND_WITH_INV | \
+	 IBV_QP_EX_WITH_ATOMIC_WRITE)
 
 static uint64_t vroce_qpx_ops(enum ibv_qp_type type)
 {
@@ -194,6 +195,21 @@ static void vroce_wr_atomic_fetch_add(struct ibv_qp_ex *ibqpx, uint32_t rkey,
 {
 	vroce_wr_atomic(ibqpx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, remote_addr,
 			add, 0);
+}
+
+/* IBTA 1.5's RDMA Atomic Write: the 8 bytes at @atomic_wr, copied now. */
+static void vroce_wr_atomic_write(struct ibv_qp_ex *ibqpx, uint32_t rkey,
+				  uint64_t remote_addr, const void *atomic_wr)
+{
+	struct ibv_send_wr *wr = vroce_wr_open(ibqpx, IBV_WR_ATOMIC_WRITE);
+
+	if (!atomic_wr) {
+		vroce_wr_fail(to_vqp_ex(ibqpx)->x, EINVAL);
+		return;
+	}
+	wr->wr.atomic.rkey = rkey;
+	wr->wr.atomic.remote_addr = remote_addr;
+	memcpy(&wr->wr.atomic.swap, atomic_wr, sizeof(wr->wr.atomic.swap));
 }
 
 static void vroce_wr_bind_mw(struct ibv_qp_ex *ibqpx, struct ibv_mw *mw,
@@ -389,14 +405,13 @@ static void vroce_qpx_set_ops(struct ibv_qp_ex *e)
 	e->wr_start = vroce_wr_start;
 	e->wr_complete = vroce_wr_complete;
 	e->wr_abort = vroce_wr_abort;
-	/*
-	 * wr_atomic_write stays NULL: vroce has no atomic write, and an
-	 * older libibverbs reads this word as verbs_qp.comp_mask (vroce.h).
-	 */
 }
 
-/* The builders' state, sized by the capabilities the kernel granted. */
-static int vroce_qpx_init(struct vroce_qp *qp)
+/*
+ * The builders' state, sized by the capabilities the kernel granted, and
+ * the builders; wr_atomic_write only if @ops asks for it.
+ */
+static int vroce_qpx_init(struct vroce_qp *qp, uint64_t ops)
 {
 	size_t sges = (size_t)qp->sq.max_sge * sizeof(struct ibv_sge);
 	struct vroce_qpx *x;
@@ -417,6 +432,15 @@ static int vroce_qpx_init(struct vroce_qp *qp)
 	 */
 	if (ibv_qp_to_qp_ex(&qp->vqp.qp) != &qp->vqp.qp_ex)
 		return EOPNOTSUPP;
+	/*
+	 * Set after that check: a libibverbs older than v42 has no
+	 * wr_atomic_write and reads this word as verbs_qp.comp_mask
+	 * (vroce.h), so it found 0 above and refused the QP.  Only an
+	 * application built with headers that have the member can ask for
+	 * it.
+	 */
+	if (ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
+		qp->vqp.qp_ex.wr_atomic_write = vroce_wr_atomic_write;
 	return 0;
 }
 
@@ -470,7 +494,7 @@ struct ibv_qp *vroce_create_qp_ex(struct ibv_context *ibctx,
 	if (!qp)
 		return NULL;
 	if (ops) {
-		ret = vroce_qpx_init(qp);
+		ret = vroce_qpx_init(qp, attr->send_ops_flags);
 		if (ret) {
 			vroce_qp_free(qp);
 			errno = ret;

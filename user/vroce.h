@@ -128,9 +128,10 @@ struct vroce_qp {
 	 * fields.  A QP with them (qp_ex.c) has VERBS_QP_EX at the offset of
 	 * the headers we were built with.  A newer libibverbs reads the low
 	 * half of vqp.xrcd (never set) or the slack, an older one the
-	 * wr_atomic_write pointer, which stays NULL: each finds 0, and
-	 * ibv_create_qp_ex() then refuses the QP (EOPNOTSUPP) rather than
-	 * hand out a struct ibv_qp_ex of another layout.
+	 * wr_atomic_write pointer, which is still NULL when qp_ex.c checks
+	 * (it sets it only after): each finds 0, and ibv_create_qp_ex()
+	 * then refuses the QP (EOPNOTSUPP) rather than hand out a struct
+	 * ibv_qp_ex of another layout.
 	 */
 	uint8_t vqp_slack[64];
 	struct vroce_wq sq;

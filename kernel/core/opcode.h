@@ -50,6 +50,7 @@ enum vroce_opcode {
 	VROCE_OP_RC_FETCH_ADD			= 0x14,
 	VROCE_OP_RC_SEND_LAST_INV		= 0x16,
 	VROCE_OP_RC_SEND_ONLY_INV		= 0x17,
+	VROCE_OP_RC_ATOMIC_WRITE		= 0x1d,	/* IBTA 1.5 */
 
 	VROCE_OP_UC_SEND_FIRST			= 0x20,
 	VROCE_OP_UC_SEND_MIDDLE			= 0x21,
@@ -92,7 +93,9 @@ enum vroce_hdr {
  * Properties of an opcode.
  *
  * Exactly one "kind" flag is set: SEND, WRITE, READ (the request),
- * READ_RESP, ACK, ATOMIC (the request), ATOMIC_ACK or CNP.
+ * READ_RESP, ACK, ATOMIC (the request), ATOMIC_ACK, CNP or ATOMIC_WRITE
+ * (IBTA 1.5: a RETH and 8 bytes of payload, stored in one piece, answered
+ * by an ACK).
  *
  * REQ / RESP: sent by the requester / by the responder (a CNP is neither).
  * PAYLOAD:    may carry payload after the headers.
@@ -119,12 +122,13 @@ enum vroce_opf {
 	VROCE_OPF_INV		= 1 << 12,
 	VROCE_OPF_SOLICIT	= 1 << 13,
 	VROCE_OPF_NEEDS_ACK	= 1 << 14,
+	VROCE_OPF_ATOMIC_WRITE	= 1 << 15,
 };
 
 #define VROCE_OPF_KINDS	(VROCE_OPF_SEND | VROCE_OPF_WRITE | VROCE_OPF_READ | \
 			 VROCE_OPF_READ_RESP | VROCE_OPF_ACK |		     \
 			 VROCE_OPF_ATOMIC | VROCE_OPF_ATOMIC_ACK |	     \
-			 VROCE_OPF_CNP)
+			 VROCE_OPF_CNP | VROCE_OPF_ATOMIC_WRITE)
 
 /* Position of a packet in its message. Single-packet operations: ONLY. */
 enum vroce_op_pos {

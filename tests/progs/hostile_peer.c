@@ -14,10 +14,11 @@
  *   live     RC in RTS, peer QP PEER_QPN, 8 receives posted
  *   sac      SAC_N RC QPs in RTS, peer QPs PEER_QPN + 1 + i, to be
  *            sacrificed: each is sent one invalid request
- *   rtr      RC in RTR, peer QP PEER_QPN + 8
+ *   rtr      RC in RTR, peer QP PEER_QPN + SAC_N + 1
  *   init     RC in INIT
  *   reset    RC in RESET
- *   uc       UC in RTS, peer QP PEER_QPN + 9, remote write, 8 receives
+ *   uc       UC in RTS, peer QP PEER_QPN + SAC_N + 2, remote write,
+ *            8 receives
  *   ud       UD in RTS, Q_Key 0x11111111, 8 receives
  *   dead     an RC QP destroyed again: its number names no QP
  * and prints one line: "live Q sac Q,Q,... rtr Q init Q reset Q uc Q ud Q
@@ -51,7 +52,7 @@
 
 #define MR1_LEN		(64 << 10)
 #define MR2_LEN		(4 << 10)
-#define SAC_N		7
+#define SAC_N		10
 #define RECVS		8
 #define SLOT		2048
 #define GRH_LEN		40
@@ -189,9 +190,10 @@ static int setup(struct victim *v)
 	if (ibv_destroy_qp(dead))
 		return -1;
 	if (connect_qp(v, v->live, v->dqpn, 1) ||
-	    connect_qp(v, v->rtr, v->dqpn + 8, 0) ||
+	    connect_qp(v, v->rtr, v->dqpn + SAC_N + 1, 0) ||
 	    qp_to_init(v->init, IBV_ACCESS_REMOTE_WRITE) ||
-	    connect_qp(v, v->uc, v->dqpn + 9, 1) || ud_qp_rts(v->ud, QKEY))
+	    connect_qp(v, v->uc, v->dqpn + SAC_N + 2, 1) ||
+	    ud_qp_rts(v->ud, QKEY))
 		return -1;
 	return post_recvs(v, v->live, 0) || post_recvs(v, v->uc, RECVS) ||
 	       post_recvs(v, v->ud, 2 * RECVS);

@@ -7,7 +7,8 @@
  * vroce).
  *
  *   rdma_ops -d DEV -g GIDIDX [-s] [--ipv6] [-p PORT]          server
- *   rdma_ops -d DEV -g GIDIDX [--ipv6] [-p PORT] PEER_IP       client
+ *   rdma_ops -d DEV -g GIDIDX [--ipv6] [--atomic-write] [-p PORT] PEER_IP
+ *                                                             client
  *
  * The client drives everything and prints TAP; the server is a passive
  * helper that owns the target memory. They talk over one TCP connection
@@ -46,6 +47,14 @@
  *
  * --ipv6 runs a subset of the cases and requires GIDIDX to be an IPv6 GID
  * (not IPv4-mapped); PEER_IP may be IPv4 or IPv6 either way.
+ *
+ * --atomic-write (both ends must have IBTA 1.5's RDMA Atomic Write, which
+ * rdma_rxe has from Linux 6.2 on) makes the client's RC QPs extended QPs
+ * with IBV_QP_EX_WITH_ATOMIC_WRITE and adds ibv_wr_atomic_write() cases:
+ * the 8 bytes land, an unaligned address is refused (by the provider, as
+ * vroce's does, or by the responder with IBV_WC_REM_INV_REQ_ERR, as
+ * rdma_rxe's provider lets it through), and an R_Key without remote write
+ * gives IBV_WC_REM_ACCESS_ERR.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -135,6 +144,7 @@ struct seg {
 
 static struct node n;
 static struct peer pr;
+static bool atomic_write;	/* --atomic-write: RC QPs are extended */
 static uint32_t seed_counter;
 static int post_ret;	/* what the last ibv_post_send returned */
 
@@ -261,6 +271,29 @@ static void qp_free(void)
 	}
 }
 
+/* ibv_create_qp(), or for --atomic-write's RC QPs ibv_create_qp_ex(). */
+static struct ibv_qp *create_qp(struct ibv_qp_init_attr *ia)
+{
+	struct ibv_qp_init_attr_ex ex = {
+		.send_cq = ia->send_cq,
+		.recv_cq = ia->recv_cq,
+		.cap = ia->cap,
+		.qp_type = ia->qp_type,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+		.pd = n.pd,
+		.send_ops_flags = IBV_QP_EX_WITH_ATOMIC_WRITE,
+	};
+	struct ibv_qp *qp;
+
+	if (!atomic_write || ia->qp_type != IBV_QPT_RC)
+		return ibv_create_qp(n.pd, ia);
+	qp = ibv_create_qp_ex(n.ctx, &ex);
+	if (qp)
+		ia->cap = ex.cap;
+	return qp;
+}
+
 /* A fresh QP of @type with its own CQ, replacing the previous one. */
 static int qp_new(enum ibv_qp_type type)
 {
@@ -279,10 +312,10 @@ static int qp_new(enum ibv_qp_type type)
 	ia.cap.max_send_sge = n.max_sge;
 	ia.cap.max_recv_sge = n.max_sge;
 	ia.cap.max_inline_data = 64;
-	n.qp = ibv_create_qp(n.pd, &ia);
+	n.qp = create_qp(&ia);
 	if (!n.qp) {
 		ia.cap.max_inline_data = 0;
-		n.qp = ibv_create_qp(n.pd, &ia);
+		n.qp = create_qp(&ia);
 	}
 	if (!n.qp)
 		return -1;
@@ -1046,6 +1079,92 @@ static void case_atomics(bool all)
 	reset_if(ok);
 }
 
+/*
+ * One ibv_wr_atomic_write() of @val to @raddr with @rkey; its completion
+ * must have @status. Returns false if anything else happened.
+ */
+static bool atomic_write_op(uint64_t raddr, uint32_t rkey, uint64_t val,
+			    enum ibv_wc_status status)
+{
+	struct ibv_qp_ex *x = ibv_qp_to_qp_ex(n.qp);
+	uint32_t seed = next_seed();
+	struct ibv_wc wc;
+	int ret;
+
+	if (!x || !x->wr_atomic_write) {
+		tap_diag("the RC QP has no ibv_wr_atomic_write");
+		return false;
+	}
+	ibv_wr_start(x);
+	x->wr_id = seed;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(x, rkey, raddr, &val);
+	ret = ibv_wr_complete(x);
+	if (ret) {
+		tap_diag("ibv_wr_complete: %s", strerror(ret));
+		return false;
+	}
+	return local_wc(status, IBV_WC_ATOMIC_WRITE, seed, &wc);
+}
+
+static void case_atomic_write(void)
+{
+	const uint64_t init = 0x0123456789abcdefull, val = 0xfedcba9876543210ull;
+	struct ibv_qp_ex *x;
+	const char *how;
+	struct ibv_wc wc;
+	uint32_t seed;
+	bool ok;
+	int ret;
+
+	if (!atomic_write) {
+		tap_skip("ibv_wr_atomic_write: not asked for (--atomic-write)");
+		return;
+	}
+	ok = rfill_span(MEM_RW, R_ATOM, 8, CANARY) && rset64(R_ATOM, init);
+	ok &= atomic_write_op(pr.addr + R_ATOM, pr.rkey, val, IBV_WC_SUCCESS);
+	ok &= expect_eq("remote value", rget64(R_ATOM), val);
+	ok &= rcheck(MEM_RW, R_ATOM - GUARD, GUARD, CANARY, 0) &&
+	      rcheck(MEM_RW, R_ATOM + 8, GUARD, CANARY, 0);
+	tap_ok(ok, "ATOMIC_WRITE: IBV_WC_ATOMIC_WRITE, the 8 bytes landed, guards");
+	reset_if(ok);
+
+	/* The provider may refuse it (vroce), or the responder (rdma_rxe's). */
+	x = ibv_qp_to_qp_ex(n.qp);
+	ok = x && x->wr_atomic_write &&
+	     rfill_span(MEM_RW, R_ATOM, 16, CANARY) && rset64(R_ATOM, init);
+	how = "?";
+	if (ok) {
+		seed = next_seed();
+		ibv_wr_start(x);
+		x->wr_id = seed;
+		x->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_atomic_write(x, pr.rkey, pr.addr + R_ATOM + 4, &val);
+		ret = ibv_wr_complete(x);
+		if (ret == EINVAL) {
+			how = "refused at ibv_wr_complete (EINVAL)";
+			ok = !cq_wait(&wc, 100);
+		} else {
+			how = "IBV_WC_REM_INV_REQ_ERR";
+			ok = !ret && local_wc(IBV_WC_REM_INV_REQ_ERR, 0, seed,
+					      &wc);
+		}
+	}
+	ok &= expect_eq("remote value", rget64(R_ATOM), init);
+	ok &= rcheck(MEM_RW, R_ATOM + 8, 8 + GUARD, CANARY, 0) &&
+	      rcheck(MEM_RW, R_ATOM - GUARD, GUARD, CANARY, 0);
+	tap_ok(ok, "ATOMIC_WRITE at addr %% 8 == 4: %s, memory untouched", how);
+	reset_if(false);
+
+	seed = next_seed();
+	ok = rfill(MEM_RO, 0, RO_SIZE, seed, 0);
+	ok &= atomic_write_op(pr.ro_addr + 64, pr.ro_rkey, val,
+			      IBV_WC_REM_ACCESS_ERR);
+	ok &= rcheck(MEM_RO, 0, RO_SIZE, seed, 0);
+	tap_ok(ok, "ATOMIC_WRITE with an R_Key without remote write: IBV_WC_REM_ACCESS_ERR");
+	reset_if(false);	/* the QP is in ERR */
+}
+
 /* Five SGEs of the client, spanning 16 pages, crossing page boundaries. */
 static const struct seg sg_local[] = {
 	{ L_SG + 100, 5000 },
@@ -1636,6 +1755,7 @@ static void run_full(void)
 	for (i = 0; i < ARRAY_SIZE(sizes); i++)
 		case_read(sizes[i]);
 	case_atomics(true);
+	case_atomic_write();
 	if (n.max_sge >= SG_N) {
 		case_sgl_send();
 		case_sgl_write();
@@ -1707,7 +1827,7 @@ static int client(const char *peer, int port, bool ipv6)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: rdma_ops -d DEV -g GIDIDX [-s] [--ipv6] [-p PORT] [PEER_IP]\n"
+		"usage: rdma_ops -d DEV -g GIDIDX [-s] [--ipv6] [--atomic-write] [-p PORT] [PEER_IP]\n"
 		"  server without PEER_IP (or with -s), client (TAP) with it\n");
 	exit(2);
 }
@@ -1720,6 +1840,7 @@ int main(int argc, char **argv)
 		{ "port", required_argument, NULL, 'p' },
 		{ "server", no_argument, NULL, 's' },
 		{ "ipv6", no_argument, NULL, '6' },
+		{ "atomic-write", no_argument, NULL, 'w' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dev = NULL, *peer = NULL;
@@ -1742,6 +1863,9 @@ int main(int argc, char **argv)
 			break;
 		case '6':
 			ipv6 = true;
+			break;
+		case 'w':
+			atomic_write = true;
 			break;
 		default:
 			usage();

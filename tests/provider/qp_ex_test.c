@@ -112,8 +112,8 @@ static const struct {
 	{ IBV_QPT_UC, PD_OPS, IBV_QP_EX_WITH_SEND_WITH_INV, EOPNOTSUPP,
 	  "UC with SEND_WITH_INV" },
 	{ IBV_QPT_UD, PD_OPS, IBV_QP_EX_WITH_TSO, EOPNOTSUPP, "TSO" },
-	{ IBV_QPT_RC, PD_OPS, IBV_QP_EX_WITH_ATOMIC_WRITE, EOPNOTSUPP,
-	  "atomic write" },
+	{ IBV_QPT_UC, PD_OPS, IBV_QP_EX_WITH_ATOMIC_WRITE, EOPNOTSUPP,
+	  "UC with ATOMIC_WRITE" },
 	{ IBV_QPT_XRC_SEND, PD_OPS, IBV_QP_EX_WITH_SEND, EOPNOTSUPP,
 	  "an XRC QP" },
 	{ IBV_QPT_RC, PD_OPS | IBV_QP_INIT_ATTR_MAX_TSO_HEADER,
@@ -530,6 +530,64 @@ static void check_ud(void)
 	tap_ok(ibv_destroy_qp(qp) == 0, "the UD QP is destroyed");
 }
 
+/*
+ * ibv_wr_atomic_write(): a WQE of VROCE_WR_ATOMIC_WRITE carrying the 8
+ * bytes in u.atomic.swap, no SGEs; only on a QP that asked for it.
+ */
+static void check_atomic_write(void)
+{
+	const uint32_t m = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	const uint8_t data[8] = { 1, 2, 3, 4, 5, 6, 7, 0xf8 };
+	struct ibv_sge sge = { .addr = 0x1000, .length = 8, .lkey = 1 };
+	struct ibv_send_wr wr = { .opcode = IBV_WR_ATOMIC_WRITE,
+				  .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_qp *qp = new_qpx(IBV_QPT_RC, m, IBV_QP_EX_WITH_SEND, NULL);
+	struct vroce_send_wqe h;
+	struct fake_ring *sq;
+	struct ibv_qp_ex *x;
+	uint8_t got[8];
+
+	tap_ok(qp && ibv_qp_to_qp_ex(qp) &&
+	       !ibv_qp_to_qp_ex(qp)->wr_atomic_write,
+	       "a QP that did not ask for ATOMIC_WRITE has no wr_atomic_write");
+	if (qp)
+		ibv_destroy_qp(qp);
+	qp = new_qpx(IBV_QPT_RC, m, IBV_QP_EX_WITH_ATOMIC_WRITE, NULL);
+	if (!tap_ok(qp && !to_rts(qp) && ibv_qp_to_qp_ex(qp) &&
+		    ibv_qp_to_qp_ex(qp)->wr_atomic_write,
+		    "an RC QP with ATOMIC_WRITE, in RTS"))
+		return;
+	x = ibv_qp_to_qp_ex(qp);
+	sq = sq_of(qp);
+	ibv_wr_start(x);
+	x->wr_id = 0x99;
+	x->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_atomic_write(x, 0x1234, 0xa0008, data);
+	tap_ok(ibv_wr_complete(x) == 0 && load(&sq->hdr->prod) == 1,
+	       "ibv_wr_atomic_write posted");
+	memcpy(&h, slot(sq, 0), sizeof(h));
+	memcpy(got, &h.u.atomic.swap, sizeof(got));
+	tap_ok(h.opcode == VROCE_WR_ATOMIC_WRITE && h.wr_id == 0x99 &&
+	       h.flags == VROCE_WQE_SIGNALED && h.num_sge == 0 &&
+	       h.inline_len == 0 && h.u.atomic.remote_addr == 0xa0008 &&
+	       h.u.atomic.rkey == 0x1234 && !memcmp(got, data, sizeof(got)),
+	       "its WQE: opcode %u, the address, R_Key and the 8 bytes as given",
+	       VROCE_WR_ATOMIC_WRITE);
+	ibv_wr_start(x);
+	ibv_wr_atomic_write(x, 0x1234, 0xa0004, data);
+	tap_ok(ibv_wr_complete(x) == EINVAL && load(&sq->hdr->prod) == 1,
+	       "an address not 8-byte aligned: EINVAL, nothing posted");
+	ibv_wr_start(x);
+	ibv_wr_atomic_write(x, 0x1234, 0xa0008, NULL);
+	tap_ok(ibv_wr_complete(x) == EINVAL && load(&sq->hdr->prod) == 1,
+	       "no data: EINVAL, nothing posted");
+	wr.wr.atomic.remote_addr = 0xa0008;
+	tap_ok(ibv_post_send(qp, &wr, &bad) == EINVAL && bad == &wr &&
+	       load(&sq->hdr->prod) == 1,
+	       "ibv_post_send with IBV_WR_ATOMIC_WRITE: EINVAL");
+	tap_ok(ibv_destroy_qp(qp) == 0, "the QP is destroyed");
+}
+
 int main(int argc, char **argv)
 {
 	const uint32_t m = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
@@ -550,5 +608,6 @@ int main(int argc, char **argv)
 		tap_ok(ibv_destroy_qp(qp) == 0, "the RC QP is destroyed");
 	}
 	check_ud();
+	check_atomic_write();
 	return test_close(&t, opened);
 }

@@ -35,6 +35,7 @@
 #define ACK	VROCE_OPF_ACK
 #define ATOM	VROCE_OPF_ATOMIC
 #define AACK	VROCE_OPF_ATOMIC_ACK
+#define AWRITE	VROCE_OPF_ATOMIC_WRITE
 
 struct expect {
 	uint8_t op;
@@ -73,6 +74,8 @@ static const struct expect known[] = {
 	{ 0x14, "RC_FETCH_ADD", AT, 40, ATOM, ONLY, 0, 0 },
 	{ 0x16, "RC_SEND_LAST_WITH_INVALIDATE", IE, 16, SEND, LAST, 1, 1 },
 	{ 0x17, "RC_SEND_ONLY_WITH_INVALIDATE", IE, 16, SEND, ONLY, 1, 1 },
+	/* IBTA 1.5: RDMA Atomic Write, a RETH and 8 bytes of payload. */
+	{ 0x1d, "RC_RDMA_ATOMIC_WRITE", R, 28, AWRITE, ONLY, 1, 0 },
 
 	{ 0x20, "UC_SEND_FIRST", 0, 12, SEND, FIRST, 1, 0 },
 	{ 0x21, "UC_SEND_MIDDLE", 0, 12, SEND, MIDDLE, 1, 0 },
@@ -134,7 +137,7 @@ static void test_defined_set(void **state)
 		assert_string_equal(info->name, e->name);
 		assert_string_equal(vroce_opcode_name(op), e->name);
 	}
-	assert_int_equal(n, 23 + 12 + 2 + 1);
+	assert_int_equal(n, 24 + 12 + 2 + 1);
 }
 
 static void test_undefined_examples(void **state)
@@ -222,7 +225,13 @@ static void test_consistency(void **state)
 
 		/* RETH starts a write, and is the read request's */
 		if (info->hdrs & VROCE_HDR_RETH)
-			assert_true(f & (VROCE_OPF_WRITE | VROCE_OPF_READ));
+			assert_true(f & (VROCE_OPF_WRITE | VROCE_OPF_READ |
+					 VROCE_OPF_ATOMIC_WRITE));
+		/* an atomic write is one packet: RETH and 8 bytes */
+		if (f & VROCE_OPF_ATOMIC_WRITE)
+			assert_true(info->pos == VROCE_POS_ONLY &&
+				    info->hdrs == VROCE_HDR_RETH &&
+				    (f & VROCE_OPF_PAYLOAD));
 		if (f & VROCE_OPF_WRITE)
 			assert_int_equal(!!(info->hdrs & VROCE_HDR_RETH),
 					 info->pos == VROCE_POS_FIRST ||
@@ -254,7 +263,8 @@ static void test_consistency(void **state)
 		/* payload: sends, writes and read responses only */
 		assert_int_equal(!!(f & VROCE_OPF_PAYLOAD),
 				 !!(f & (VROCE_OPF_SEND | VROCE_OPF_WRITE |
-					 VROCE_OPF_READ_RESP)));
+					 VROCE_OPF_READ_RESP |
+					 VROCE_OPF_ATOMIC_WRITE)));
 
 		/* UD carries single-packet messages only */
 		if (info->transport == VROCE_TRANSPORT_UD)

@@ -57,12 +57,27 @@ drive() {
 	[ "$prog_rc" -eq 0 ] || sed 's/^/#   /' "/tmp/cli.$1.err"
 }
 
+# IBTA 1.5 RDMA Atomic Write, where both sides have it: vroce does, and
+# rdma_rxe from Linux 6.2 on (both VMs boot the same kernel).
+rxe_has_aw() {
+	local v major minor
+	v=$(uname -r)
+	major=${v%%.*}
+	v=${v#*.}
+	minor=${v%%.*}
+	[ "$major" -gt 6 ] || { [ "$major" -eq 6 ] && [ "$minor" -ge 2 ]; }
+}
+aw=()
+{ [ "${VROCE_OPS_A:-rxe}" = vroce ] || rxe_has_aw; } &&
+	{ [ "${VROCE_OPS_B:-rxe}" = vroce ] || rxe_has_aw; } &&
+	aw=(--atomic-write)
+
 if [ "$VROCE_ROLE" = b ]; then
 	serve ipv4 "$gid4"
 	serve ipv6 "$gid6"
 else
-	drive ipv4 "$gid4" "$VROCE_PEER_IP4"
+	drive ipv4 "$gid4" "$VROCE_PEER_IP4" "${aw[@]}"
 	drive ipv6 "$gid6" "$VROCE_PEER_IP6" --ipv6
 fi
-vm_barrier done 60
+vm_barrier "done" 60
 tap_done

@@ -16,12 +16,14 @@
 #      duplicate WRITE is acknowledged and not executed, a duplicate READ
 #      nobody asked for gets nothing, responses with no request out are
 #      dropped;
-#   3. one invalid request at each of seven sacrificial RC QPs (forged and
+#   3. one invalid request at each of ten sacrificial RC QPs (forged and
 #      other-PD R_Keys, a READ past the MR and one of 4 GiB - 1, a
 #      misaligned atomic, a WRITE Middle out of sequence, a WRITE shorter
-#      than its DMA length): the right NAK, and the QP goes to ERR;
+#      than its DMA length, an ATOMIC_WRITE misaligned, of 4 bytes or
+#      with a forged R_Key): the right NAK, and the QP goes to ERR;
 #   4. then the live QPs carry checked traffic: RC WRITE, READ back, SEND,
-#      FETCH_ADD, a UD SEND and a UC SEND; an RTR QP answers a READ;
+#      FETCH_ADD, ATOMIC_WRITE and READ back, a UD SEND and a UC SEND; an
+#      RTR QP answers a READ;
 #   5. the victim posts four RDMA READs on the live QP (max_rd_atomic 1)
 #      and the crafter answers each only after a pause: at no time may
 #      more than one be outstanding (IBTA; the requester side of
@@ -118,7 +120,7 @@ ask mr
 tap_result $? "no byte of either MR changed where nothing may write ($ans)"
 
 ask states
-want="states live=3 sac=6,6,6,6,6,6,6 rtr=2 init=1 reset=0 uc=3 ud=3"
+want="states live=3 sac=6,6,6,6,6,6,6,6,6,6 rtr=2 init=1 reset=0 uc=3 ud=3"
 [ "$ans" = "$want" ]
 tap_result $? "QP states: sacrificed ones in ERR, the others as they were ($ans)"
 

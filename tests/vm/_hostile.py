@@ -38,6 +38,7 @@ from _icrc import icrc, ROCE_PORT  # noqa: E402
 SEND_ONLY, WRITE_MIDDLE, WRITE_ONLY = 0x04, 0x07, 0x0a
 READ_REQ, READ_RESP_ONLY, ACK, ATOMIC_ACK = 0x0c, 0x10, 0x11, 0x12
 FETCH_ADD = 0x14
+ATOMIC_WRITE = 0x1d     # IBTA 1.5 RDMA Atomic Write: RETH, 8 bytes
 UC_SEND_ONLY, UD_SEND_ONLY = 0x24, 0x64
 QKEY = 0x11111111
 HIGH = 32768            # MR1's upper half, which checked traffic may write
@@ -251,6 +252,12 @@ def main(argv):
          0x61),
         ("WRITE Only shorter than its DMA length", WRITE_ONLY,
          reth(va, rkey, 200), bytes(100), 0x61),
+        ("misaligned ATOMIC_WRITE", ATOMIC_WRITE, reth(va + 4, rkey, 8),
+         pat(8, 3), 0x61),
+        ("ATOMIC_WRITE of 4 bytes", ATOMIC_WRITE, reth(va, rkey, 4),
+         pat(4, 3), 0x61),
+        ("ATOMIC_WRITE with a forged R_Key", ATOMIC_WRITE,
+         reth(va, rkey ^ 0x5a5a5a00, 8), pat(8, 3), 0x62),
     ]
     for i, (desc, op, ext, payload, syn) in enumerate(bad):
         p.send(op, sac[i], psn, ext, payload)
@@ -281,14 +288,31 @@ def main(argv):
     p.send(SEND_ONLY, live, psn + 2, b"", s, ackreq=True)
     p.send(FETCH_ADD, live, psn + 3,
            struct.pack("!QIQQ", va + HIGH + 2048, rkey, 5, 0))
+    # IBTA 1.5: an ATOMIC_WRITE is answered by a READ response of no data;
+    # its duplicate (other bytes) gets that answer again, and is not done.
+    aw = pat(8, 29)
+    awr = reth(va + HIGH + 4096, rkey, 8)
+    p.send(ATOMIC_WRITE, live, psn + 4, awr, aw, ackreq=True)
+    p.send(READ_REQ, live, psn + 5, reth(va + HIGH + 4096, rkey, 8))
+    p.send(ATOMIC_WRITE, live, psn + 4, awr, pat(8, 31), ackreq=True)
+    p.send(READ_REQ, live, psn + 6, reth(va + HIGH + 4096, rkey, 8))
     p.send(UD_SEND_ONLY, ud, 7, deth, u)
     p.send(UC_SEND_ONLY, uc, psn, b"", c)
-    used += 6
-    got = p.answers(3.0, lambda g: any(x[0] == ATOMIC_ACK for x in g))
-    data = [g for g in got if g[0] == READ_RESP_ONLY]
+    used += 10
+    got = p.answers(3.0, lambda g:
+                    any(x[0] == ATOMIC_ACK for x in g) and
+                    len([x for x in g if x[0] == READ_RESP_ONLY]) >= 5)
     # READ response: AETH (4 bytes), then the data
-    check(len(data) == 1 and data[0][2] == psn + 1 and data[0][3][4:] == w,
+    data = dict((g[2], g[3][4:]) for g in got if g[0] == READ_RESP_ONLY)
+    resp = [(g[2] - psn, len(g[3])) for g in got if g[0] == READ_RESP_ONLY]
+    check(data.get(psn + 1) == w,
           "live RC QP: a WRITE, then a READ of it gets the same 1024 bytes")
+    check(sorted(resp) == [(1, 1028), (4, 4), (4, 4), (5, 12), (6, 12)],
+          "live RC QP: the ATOMIC_WRITE and its duplicate each answered by "
+          "a READ response of no data (%s)" % resp)
+    check(data.get(psn + 5) == aw and data.get(psn + 6) == aw,
+          "live RC QP: a READ after the ATOMIC_WRITE gets its 8 bytes, and "
+          "one after its duplicate the same")
     orig = mr_pattern(HIGH + 2048, 8)
     atom = [g for g in got if g[0] == ATOMIC_ACK]
     check(len(atom) == 1 and atom[0][2] == psn + 3 and
@@ -300,7 +324,7 @@ def main(argv):
           [(g[2], hex(g[3][0])) for g in naks])
 
     print("expect rx_dropped=%d rx_errors=%d rx_icrc_errors=%d "
-          "seq_err_nak_sent=1 duplicate_requests=2 rx_packets=%d tx_dropped=0"
+          "seq_err_nak_sent=1 duplicate_requests=3 rx_packets=%d tx_dropped=0"
           % (drops, errors, icrc_errors, used))
     print("want %d=%d:%08x %d=%d:%08x %d=%d:%08x" %
           (live, len(s), fnv1a(s), ud, 40 + len(u), fnv1a(u),

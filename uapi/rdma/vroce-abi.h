@@ -160,15 +160,27 @@ enum vroce_wqe_flags {
 };
 
 /*
+ * Send WQE opcodes beyond those of enum ib_uverbs_wr_opcode of the oldest
+ * kernel vroce supports, with the values newer kernels give them.
+ * VROCE_WR_ATOMIC_WRITE is IBTA 1.5's RDMA Atomic Write (RC only): the 8
+ * bytes of u.atomic.swap, as they lie in memory, are stored at
+ * u.atomic.remote_addr (8-byte aligned) of u.atomic.rkey in one 64-bit
+ * store; the WQE carries no SGEs and no inline data. It completes with
+ * VROCE_WC_ATOMIC_WRITE.
+ */
+#define VROCE_WR_ATOMIC_WRITE	15
+#define VROCE_WC_ATOMIC_WRITE	9
+
+/*
  * Send WQE: 64 bytes of header, then num_sge struct vroce_sge or, with
  * VROCE_WQE_INLINE, inline_len bytes of data (and num_sge 0). Its stride
  * in the SQ is the create response's sq_wqe_size (a power of two, at
- * least 64). LOCAL_INV and BIND_MW carry no SGEs; a BIND_MW names the
- * window by the index part of u.bind.new_rkey.
+ * least 64). LOCAL_INV, BIND_MW and ATOMIC_WRITE carry no SGEs; a BIND_MW
+ * names the window by the index part of u.bind.new_rkey.
  */
 struct vroce_send_wqe {
 	__aligned_u64 wr_id;
-	__u8 opcode;			/* enum ib_uverbs_wr_opcode */
+	__u8 opcode;			/* ib_uverbs_wr_opcode, VROCE_WR_* */
 	__u8 flags;			/* enum vroce_wqe_flags */
 	__u8 num_sge;
 	__u8 rsvd0;

@@ -19,19 +19,35 @@
 #   make bench      rdma_rxe and vroce side by side: on the two-VM wire
 #                   (the main table), then in one VM (scripts/bench)
 #
-# KDIR defaults to the newest installed /lib/modules/*/build.
+#   make check-612  the whole VM suite on Debian's 6.12 kernel (make
+#                   check runs a core subset of it there, see scripts/check;
+#                   make deps-612 installs that kernel and its headers)
+#
+# vroce.ko is built against KDIR: /lib/modules/KVER/build if KVER is set;
+# else the running kernel's headers if installed; else the newest Debian
+# 6.1 kernel's; else the newest installed.
 
-KDIR ?= $(shell ls -d /lib/modules/*/build 2>/dev/null | sort -V | tail -n 1)
+KVER ?=
+ifneq ($(KVER),)
+KDIR ?= /lib/modules/$(KVER)/build
+endif
+newest_kdir = $(shell ls -d $(1) 2>/dev/null | sort -V | tail -n 1)
+KDIR ?= $(or $(wildcard /lib/modules/$(shell uname -r)/build), \
+	$(call newest_kdir,/lib/modules/6.1.*/build), \
+	$(call newest_kdir,/lib/modules/*/build))
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all deps module ktest user unit provider-tests progs install check demo bench soak \
-	check-unit check-vm check-debug fuzz clean
+.PHONY: all deps deps-612 module ktest user unit provider-tests progs install check \
+	demo bench soak check-unit check-vm check-debug check-612 fuzz clean
 
 all: module ktest user unit provider-tests progs
 
 deps:
 	@scripts/deps
+
+deps-612:
+	@scripts/deps 6.12
 
 module: deps
 	@test -n "$(KDIR)" || { echo "make: no kernel headers; set KDIR" >&2; exit 1; }
@@ -96,6 +112,14 @@ check-debug: user progs provider-tests
 		echo "check-debug: kernel reports collected in the files above"; rc=1; \
 	fi; \
 	exit $$rc
+
+# The newest Debian 6.12 kernel installed (make deps-612), every VM test.
+KVER_612 ?= $(notdir $(patsubst %/build,%,$(call newest_kdir,/lib/modules/6.12.*/build)))
+check-612: user progs provider-tests
+	@test -n "$(KVER_612)" || { echo "make: no 6.12 kernel; make deps-612" >&2; exit 1; }
+	scripts/kernel-ko --env $(KVER_612) >$(BUILD)/kernel-612.env
+	env $$(cat $(BUILD)/kernel-612.env) scripts/run-vm-tests \
+		--logs $(BUILD)/vm/logs-612
 
 fuzz: deps
 	$(MAKE) -C tests/fuzz O=$(BUILD)/fuzz run

@@ -28,6 +28,8 @@ static const struct rdma_stat_desc vroce_counter_descs[] = {
 	[VROCE_CNT_RX_ERRORS] = { .name = "rx_errors" },
 	[VROCE_CNT_TX_DROPPED] = { .name = "tx_dropped" },
 	[VROCE_CNT_TX_WAKEUPS] = { .name = "tx_wakeups" },
+	[VROCE_CNT_MCAST_TX_PACKETS] = { .name = "mcast_tx_packets" },
+	[VROCE_CNT_MCAST_RX_PACKETS] = { .name = "mcast_rx_packets" },
 };
 
 static_assert(ARRAY_SIZE(vroce_counter_descs) == VROCE_CNT_MAX);

@@ -27,6 +27,7 @@ static void vroce_dealloc_driver(struct ib_device *ibdev)
 	}
 	mutex_unlock(&vroce_lock);
 
+	vroce_mcast_destroy(vdev);
 	xa_destroy(&vdev->ahs);
 	xa_destroy(&vdev->qps);
 	vroce_keys_destroy(vdev);
@@ -50,6 +51,7 @@ static const struct ib_device_ops vroce_dev_ops = {
 	.create_srq = vroce_create_srq,
 	.create_user_ah = vroce_create_ah,
 	.alloc_ucontext = vroce_alloc_ucontext,
+	.attach_mcast = vroce_attach_mcast,
 	.dealloc_driver = vroce_dealloc_driver,
 	.device_group = &vroce_obj_group,
 	.dealloc_mw = vroce_dealloc_mw,
@@ -58,6 +60,7 @@ static const struct ib_device_ops vroce_dev_ops = {
 	.dereg_mr = vroce_dereg_mr,
 	.destroy_ah = vroce_destroy_ah,
 	.destroy_cq = vroce_destroy_cq,
+	.detach_mcast = vroce_detach_mcast,
 	.destroy_qp = vroce_destroy_qp,
 	.destroy_srq = vroce_destroy_srq,
 	.disassociate_ucontext = vroce_disassociate_ucontext,
@@ -274,6 +277,7 @@ int vroce_dev_add(const char *name, struct net_device *ndev)
 	/* ib_cm creates and destroys AHs with interrupts off. */
 	xa_init_flags(&vdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&vdev->qps, XA_FLAGS_LOCK_BH);
+	vroce_mcast_init(vdev);
 	vdev->ndev = ndev;
 	netdev_hold(ndev, &vdev->ndev_tracker, GFP_KERNEL);
 	vdev->port_state = vroce_port_state(vdev);

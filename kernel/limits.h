@@ -34,6 +34,10 @@
 #define VROCE_MAX_RES_RD_ATOM	(VROCE_MAX_QP * VROCE_MAX_QP_RD_ATOM)
 /* Answers that may wait behind unsent READ responses, per QP. */
 #define VROCE_RESP_LATER_MAX	(2 * VROCE_MAX_QP_RD_ATOM)
+/* UD multicast groups, QPs per group, attachments of the device (mcast.c) */
+#define VROCE_MAX_MCAST_GRP	1024
+#define VROCE_MAX_MCAST_QP_ATTACH	64
+#define VROCE_MAX_TOTAL_MCAST_QP_ATTACH	8192
 #define VROCE_MAX_PKEYS		1
 #define VROCE_GID_TBL_LEN	1024
 #define VROCE_MAX_MSG_SZ	0x80000000U

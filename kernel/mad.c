@@ -15,7 +15,9 @@
  *                               packets that carried errors too)
  *   PortRcvErrors               rx_dropped: every packet dropped before it
  *                               reached a QP, rx_icrc_errors among them
- *   Unicast*Pkts, Multicast*    all of them, none (vroce has no multicast)
+ *   Multicast{Xmit,Rcv}Pkts     mcast_tx_packets, mcast_rx_packets: UD
+ *                               datagrams for QP 0xFFFFFF (mcast.c)
+ *   Unicast{Xmit,Rcv}Pkts       the packets less those
  *
  * The 32-bit and 16-bit fields of PortCounters stop at their largest
  * value, as IBTA says; the other PortCounters fields are zero. A local
@@ -44,14 +46,25 @@ struct vroce_pma_counts {
 	u64 xmit_pkts;
 	u64 rcv_pkts;
 	u64 rcv_errors;
+	u64 mcast_xmit_pkts;
+	u64 mcast_rcv_pkts;
 };
 
 static void vroce_pma_counts(struct vroce_dev *vdev,
 			     struct vroce_pma_counts *c)
 {
-	u64 dropped = vroce_pma_read(vdev, VROCE_CNT_RX_DROPPED);
+	u64 dropped, errors;
+
+	c->mcast_xmit_pkts = vroce_pma_read(vdev, VROCE_CNT_MCAST_TX_PACKETS);
+	c->mcast_rcv_pkts = vroce_pma_read(vdev, VROCE_CNT_MCAST_RX_PACKETS);
+	/*
+	 * The multicast counts before the totals, which count a packet
+	 * first: the unicast counts (their difference) never go below 0.
+	 */
+	smp_rmb();
+	dropped = vroce_pma_read(vdev, VROCE_CNT_RX_DROPPED);
 	/* Errors are bad packets, not the protocol's own discards. */
-	u64 errors = vroce_pma_read(vdev, VROCE_CNT_RX_ERRORS);
+	errors = vroce_pma_read(vdev, VROCE_CNT_RX_ERRORS);
 
 	c->xmit_data = vroce_pma_read(vdev, VROCE_CNT_TX_BYTES) >> 2;
 	c->rcv_data = vroce_pma_read(vdev, VROCE_CNT_RX_BYTES) >> 2;
@@ -100,8 +113,12 @@ static void vroce_pma_port_counters_ext(struct vroce_dev *vdev,
 	pc->port_rcv_data = cpu_to_be64(c.rcv_data);
 	pc->port_xmit_packets = cpu_to_be64(c.xmit_pkts);
 	pc->port_rcv_packets = cpu_to_be64(c.rcv_pkts);
-	pc->port_unicast_xmit_packets = cpu_to_be64(c.xmit_pkts);
-	pc->port_unicast_rcv_packets = cpu_to_be64(c.rcv_pkts);
+	pc->port_unicast_xmit_packets =
+		cpu_to_be64(c.xmit_pkts - c.mcast_xmit_pkts);
+	pc->port_unicast_rcv_packets =
+		cpu_to_be64(c.rcv_pkts - c.mcast_rcv_pkts);
+	pc->port_multicast_xmit_packets = cpu_to_be64(c.mcast_xmit_pkts);
+	pc->port_multicast_rcv_packets = cpu_to_be64(c.mcast_rcv_pkts);
 }
 
 /*

@@ -86,6 +86,9 @@ int vroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_srq = VROCE_MAX_SRQ;
 	attr->max_srq_wr = VROCE_MAX_SRQ_WR;
 	attr->max_srq_sge = VROCE_MAX_SRQ_SGE;
+	attr->max_mcast_grp = VROCE_MAX_MCAST_GRP;
+	attr->max_mcast_qp_attach = VROCE_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = VROCE_MAX_TOTAL_MCAST_QP_ATTACH;
 	attr->max_pkeys = VROCE_MAX_PKEYS;
 	attr->local_ca_ack_delay = 15;
 	/*

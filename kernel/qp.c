@@ -244,6 +244,8 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	__skb_queue_purge(&qp->tx_batch);	/* empty after every run */
 	/* No packet, engine or timer uses it: its type 2 windows go. */
 	vroce_mw_unbind_qp(qp);
+	if (vroce_qp_is_ud(qp))
+		vroce_mcast_detach_qp(qp);
 	kfree(qp->wqe_buf);
 	if (!vroce_qp_is_ud(qp)) {
 		vroce_resp_reset(qp);

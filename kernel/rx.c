@@ -160,6 +160,42 @@ static enum vroce_drop vroce_rx_ud(struct vroce_qp *qp, struct sk_buff *skb,
 	return VROCE_DROP_NONE;
 }
 
+/*
+ * A UD datagram for QP 0xFFFFFF: to every UD QP attached to the group its
+ * destination address names (mcast.c), each with its own checks. Why it
+ * was dropped if none took it.
+ */
+static enum vroce_drop vroce_rx_mcast(struct vroce_dev *vdev,
+				      struct sk_buff *skb,
+				      const struct vroce_pkt *pkt,
+				      const u8 *bth)
+{
+	enum vroce_drop why = VROCE_DROP_NO_QP, d;
+	u32 qpns[VROCE_MAX_MCAST_QP_ATTACH];
+	struct in6_addr gid;
+	struct vroce_qp *qp;
+	u32 i, n;
+
+	if (pkt->op->transport != VROCE_TRANSPORT_UD)
+		return VROCE_DROP_TRANSPORT;
+	if (ip_hdr(skb)->version == 4)
+		ipv6_addr_set_v4mapped(ip_hdr(skb)->daddr, &gid);
+	else
+		gid = ipv6_hdr(skb)->daddr;
+	n = vroce_mcast_qpns(vdev, &gid, qpns);
+	for (i = 0; i < n; i++) {
+		qp = vroce_qp_get(vdev, qpns[i]);
+		if (!qp)
+			continue;
+		d = qp->ibqp.qp_type == IB_QPT_UD ?
+		    vroce_rx_ud(qp, skb, pkt, bth) : VROCE_DROP_TRANSPORT;
+		vroce_qp_put(qp);
+		if (why != VROCE_DROP_NONE)
+			why = d;	/* one QP that took it is enough */
+	}
+	return why;
+}
+
 /* A packet from IPv4 address @saddr4 or IPv6 @saddr6 is from @qp's peer. */
 static bool vroce_rx_from_addr(struct vroce_qp *qp, bool ipv4, __be32 saddr4,
 			       const struct in6_addr *saddr6)
@@ -261,18 +297,20 @@ static void vroce_rx_error(struct vroce_dev *vdev, const struct vroce_pkt *pkt,
 
 /*
  * Every received packet counts once: in rx_packets (and its payload in
- * rx_bytes) if a QP used it, in rx_dropped (for @why) if not.
+ * rx_bytes) if a QP used it, in rx_dropped (for @why) if not. True if it
+ * was used.
  */
-static void vroce_rx_count(struct vroce_dev *vdev, const struct vroce_pkt *pkt,
+static bool vroce_rx_count(struct vroce_dev *vdev, const struct vroce_pkt *pkt,
 			   enum vroce_drop why)
 {
 	if (why != VROCE_DROP_NONE) {
 		vroce_rx_dropped(vdev, pkt->bth.dqpn, pkt->bth.opcode,
 				 pkt->bth.psn, why, 1);
-		return;
+		return false;
 	}
 	vroce_count(vdev, VROCE_CNT_RX_PACKETS, 1);
 	vroce_count(vdev, VROCE_CNT_RX_BYTES, pkt->paylen);
+	return true;
 }
 
 /*
@@ -353,6 +391,14 @@ static int vroce_rx_packet(struct vroce_dev *vdev, struct sk_buff *skb,
 		goto out;
 	}
 	rx.payoff = sizeof(struct udphdr) + pkt->hdr_len;
+	if (pkt->bth.dqpn == VROCE_MCAST_QPN) {
+		if (!vroce_pkey_match(pkt->bth.pkey, VROCE_DEFAULT_PKEY))
+			vroce_rx_error(vdev, pkt, VROCE_DROP_PKEY);
+		else if (vroce_rx_count(vdev, pkt,
+					vroce_rx_mcast(vdev, skb, pkt, bth)))
+			vroce_count(vdev, VROCE_CNT_MCAST_RX_PACKETS, 1);
+		goto out;
+	}
 	qp = vroce_qp_get(vdev, pkt->bth.dqpn);
 	if (!qp) {
 		vroce_rx_error(vdev, pkt, VROCE_DROP_NO_QP);

@@ -187,6 +187,8 @@ static u8 vroce_send_ud(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 	/* UD is unreliable: a packet lost on the way still completes. */
 	vroce_count(vdev, VROCE_CNT_TX_PACKETS, 1);
 	vroce_count(vdev, VROCE_CNT_TX_BYTES, len);
+	if ((w->u.ud.remote_qpn & VROCE_QPN_MASK) == VROCE_MCAST_QPN)
+		vroce_count(vdev, VROCE_CNT_MCAST_TX_PACKETS, 1);
 	vroce_net_xmit(vdev, skb, &path);
 	return IB_WC_SUCCESS;
 }

@@ -7,6 +7,7 @@
 #ifndef VROCE_H
 #define VROCE_H
 
+#include <linux/hashtable.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
 #include <linux/idr.h>
@@ -47,6 +48,8 @@ enum vroce_counter {
 	VROCE_CNT_RX_ERRORS,
 	VROCE_CNT_TX_DROPPED,
 	VROCE_CNT_TX_WAKEUPS,
+	VROCE_CNT_MCAST_TX_PACKETS,
+	VROCE_CNT_MCAST_RX_PACKETS,
 	VROCE_CNT_MAX
 };
 
@@ -92,6 +95,10 @@ struct vroce_dev {
 	u8 *key_bytes;			/* last key byte of each key index */
 	struct xarray ahs;		/* ah_num -> vroce_ah_dest */
 	struct xarray qps;		/* qpn -> vroce_qp */
+	struct mutex mcast_lock;	/* changes of mcgs (mcast.c) */
+	DECLARE_HASHTABLE(mcgs, 6);	/* multicast groups, RCU */
+	u32 n_mcg;			/* groups, under mcast_lock */
+	u32 n_mcast_attach;		/* QP attachments, under mcast_lock */
 	atomic64_t counters[VROCE_CNT_MAX];
 };
 
@@ -547,6 +554,16 @@ int vroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int vroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 bool vroce_srq_check_limit(struct vroce_srq *srq);
 void vroce_srq_limit_event(struct vroce_srq *srq);
+
+/* mcast.c: UD multicast groups */
+#define VROCE_MCAST_QPN		0xffffff
+int vroce_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+int vroce_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid);
+void vroce_mcast_detach_qp(struct vroce_qp *qp);
+u32 vroce_mcast_qpns(struct vroce_dev *vdev, const struct in6_addr *gid,
+		     u32 *qpns);
+void vroce_mcast_init(struct vroce_dev *vdev);
+void vroce_mcast_destroy(struct vroce_dev *vdev);
 
 /* sgl.c: scatter/gather lists against MRs */
 struct vroce_mr *vroce_mr_get(struct vroce_dev *vdev, u32 key,

@@ -546,6 +546,12 @@ int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
 		      size_t resp_size);
 int ibv_cmd_destroy_ah(struct ibv_ah *ah);
 
+/* Multicast: the kernel attaches and detaches; no driver data. */
+int ibv_cmd_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			 uint16_t lid);
+int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			 uint16_t lid);
+
 /*
  * SRQ commands.  ibv_cmd_create_srq() sets context and handle of srq and
  * writes the max_wr and max_sge the kernel granted back to attr->attr.

@@ -17,7 +17,8 @@ static void vroce_free_context(struct ibv_context *ibctx);
  * Verbs we implement.  Every op left NULL keeps libibverbs' default, which
  * fails with EOPNOTSUPP: the extended verbs but ibv_create_cq_ex() and
  * ibv_create_qp_ex() (ibv_create_srq_ex() beyond a basic SRQ, ...), XRC,
- * flows, DM, counters, multicast.  Thread and parent domains are ours
+ * flows, DM, counters.  Multicast groups are the kernel's alone (its
+ * commands, with no data of ours); thread and parent domains are ours
  * alone (domain.c).  bind_mw and post_srq_ops are set
  * explicitly: their defaults leave errno or *bad_op unset.
  */
@@ -26,6 +27,7 @@ static const struct verbs_context_ops vroce_ctx_ops = {
 	.alloc_parent_domain = vroce_alloc_parent_domain,
 	.alloc_pd = vroce_alloc_pd,
 	.alloc_td = vroce_alloc_td,
+	.attach_mcast = ibv_cmd_attach_mcast,
 	.bind_mw = vroce_bind_mw,
 	.create_ah = vroce_create_ah,
 	.create_cq = vroce_create_cq,
@@ -41,6 +43,7 @@ static const struct verbs_context_ops vroce_ctx_ops = {
 	.destroy_cq = vroce_destroy_cq,
 	.destroy_qp = vroce_destroy_qp,
 	.destroy_srq = vroce_destroy_srq,
+	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = vroce_free_context,
 	.import_mr = vroce_import_mr,
 	.import_pd = vroce_import_pd,

@@ -971,6 +971,20 @@ static int destroy_ah(const void *payload, size_t in_len)
 	return 0;
 }
 
+/* ATTACH_MCAST, DETACH_MCAST: the payload is in last_payload. */
+static int mcast(const void *payload, size_t in_len, bool attach)
+{
+	const struct ib_uverbs_attach_mcast *cmd = payload;
+
+	if (attach)
+		fake.attach_mcast++;
+	else
+		fake.detach_mcast++;
+	if (in_len < sizeof(*cmd) || !fake_qp_get(cmd->qp_handle))
+		return EINVAL;
+	return 0;
+}
+
 /* ---- SRQs ---- */
 
 static int create_srq(const void *payload, size_t in_len, size_t out_len)
@@ -1141,6 +1155,10 @@ static int legacy_cmd(const struct ib_uverbs_cmd_hdr *hdr, size_t len)
 		return create_ah(payload, in_len, out_len);
 	case IB_USER_VERBS_CMD_DESTROY_AH:
 		return destroy_ah(payload, in_len);
+	case IB_USER_VERBS_CMD_ATTACH_MCAST:
+		return mcast(payload, in_len, true);
+	case IB_USER_VERBS_CMD_DETACH_MCAST:
+		return mcast(payload, in_len, false);
 	case IB_USER_VERBS_CMD_CREATE_SRQ:
 		return create_srq(payload, in_len, out_len);
 	case IB_USER_VERBS_CMD_MODIFY_SRQ:

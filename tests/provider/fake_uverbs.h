@@ -174,6 +174,7 @@ struct fake_uverbs {
 
 	unsigned int reg_mr, rereg_mr, dereg_mr, alloc_mw, dealloc_mw;
 	unsigned int create_ah, destroy_ah;
+	unsigned int attach_mcast, detach_mcast;
 	unsigned int create_srq, modify_srq, query_srq, destroy_srq;
 	/* The last command: number, payload (after the header), lengths. */
 	uint32_t last_cmd;

@@ -337,6 +337,24 @@ static void check_ah_from_wc(void)
 	tap_ok(ibv_destroy_ah(ah) == 0, "that AH is destroyed");
 }
 
+/* ibv_attach_mcast(), ibv_detach_mcast(): the kernel's commands. */
+static void check_mcast(struct ibv_qp *qp)
+{
+	const struct ib_uverbs_attach_mcast *cmd =
+		(const void *)fake.last_payload;
+	union ibv_gid gid = { .raw = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+				       0xff, 0xff, 239, 1, 2, 3 } };
+
+	tap_ok(ibv_attach_mcast(qp, &gid, 0) == 0 && fake.attach_mcast == 1 &&
+	       cmd->qp_handle == qp->handle && cmd->mlid == 0 &&
+	       !memcmp(cmd->gid, gid.raw, sizeof(gid.raw)),
+	       "ibv_attach_mcast() sends the GID and QP to the kernel");
+	tap_ok(ibv_detach_mcast(qp, &gid, 0) == 0 && fake.detach_mcast == 1 &&
+	       cmd->qp_handle == qp->handle &&
+	       !memcmp(cmd->gid, gid.raw, sizeof(gid.raw)),
+	       "ibv_detach_mcast() sends the GID and QP to the kernel");
+}
+
 static void check_ud_send(struct ibv_ah *ah)
 {
 	struct ibv_qp_init_attr attr = {
@@ -373,6 +391,7 @@ static void check_ud_send(struct ibv_ah *ah)
 	       wqe->u.ud.ah_num == fake_ah_get(ah->handle)->ah_num &&
 	       wqe->u.ud.remote_qpn == 0x99 && wqe->u.ud.remote_qkey == 0x42,
 	       "a UD send through the AH names its ah_num in the WQE");
+	check_mcast(qp);
 	tap_ok(ibv_destroy_qp(qp) == 0, "the UD QP is destroyed");
 }
 

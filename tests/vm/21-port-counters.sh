@@ -19,7 +19,7 @@
 . "$(dirname "$0")/_vroce.sh"
 . "$(dirname "$0")/_tools.sh"
 
-tap_plan 37
+tap_plan 40
 
 ext_files="symbol_error link_error_recovery link_downed port_rcv_errors
 port_rcv_remote_physical_errors port_rcv_switch_relay_errors
@@ -81,7 +81,7 @@ eq() { # DESC GOT WANT
 	tap_result $? "$1: $2 (want $3)"
 }
 
-# agree WHEN: the counters files against rdma statistic (8 checks).
+# agree WHEN: the counters files against rdma statistic (9 checks).
 agree() {
 	local w=$1 errs=${st[rx_errors]}
 	[ "${errs:-0}" -gt 65535 ] && errs=65535
@@ -93,12 +93,16 @@ agree() {
 		"${pc[port_xmit_data]}" "$((st[tx_bytes] / 4))"
 	eq "$w: port_rcv_data = rx_bytes / 4" \
 		"${pc[port_rcv_data]}" "$((st[rx_bytes] / 4))"
-	eq "$w: unicast_xmit_packets = port_xmit_packets" \
-		"${pc[unicast_xmit_packets]}" "${pc[port_xmit_packets]}"
-	eq "$w: unicast_rcv_packets = port_rcv_packets" \
-		"${pc[unicast_rcv_packets]}" "${pc[port_rcv_packets]}"
-	eq "$w: multicast_xmit_packets + multicast_rcv_packets = 0" \
-		"$((pc[multicast_xmit_packets] + pc[multicast_rcv_packets]))" 0
+	eq "$w: unicast_xmit_packets = port_xmit_packets - mcast_tx_packets" \
+		"${pc[unicast_xmit_packets]}" \
+		"$((pc[port_xmit_packets] - st[mcast_tx_packets]))"
+	eq "$w: unicast_rcv_packets = port_rcv_packets - mcast_rx_packets" \
+		"${pc[unicast_rcv_packets]}" \
+		"$((pc[port_rcv_packets] - st[mcast_rx_packets]))"
+	eq "$w: multicast_xmit_packets = mcast_tx_packets" \
+		"${pc[multicast_xmit_packets]}" "${st[mcast_tx_packets]}"
+	eq "$w: multicast_rcv_packets = mcast_rx_packets" \
+		"${pc[multicast_rcv_packets]}" "${st[mcast_rx_packets]}"
 	eq "$w: port_rcv_errors = rx_errors (16 bits)" \
 		"${pc[port_rcv_errors]}" "$errs"
 }

@@ -155,7 +155,10 @@ def reads(src, dst, live, n):
     data = bytes((i * 11 + 1) & 0xff for i in range(1024))
     answered = most = 0
     while answered < n:
-        got = [g for g in p.answers(10.0, lambda g: len(g) >= 1)
+        # The victim posts its first READ once A is through its own checks
+        # of the crafted packets, which take a debug kernel well over 10 s.
+        got = [g for g in p.answers(90.0 if not answered else 10.0,
+                                    lambda g: len(g) >= 1)
                if g[0] == READ_REQ]
         if not got:
             break

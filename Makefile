@@ -4,6 +4,12 @@
 #   make            module (vroce.ko), provider (libvroce-rdmav34.so), tests
 #                   (with tests/kmod/vroce_ktest.ko, a kernel-verbs checker)
 #   make install    install them (honours DESTDIR), then depmod
+#   make deb        Debian packages in build/deb (scripts/deb): vroce-dkms
+#                   (DKMS builds the module for every kernel) and libvroce1
+#                   (the provider)
+#   make check-deb  the VM test that installs them (tests/vm/99-deb-dkms.sh:
+#                   DKMS compiles under emulation, about 15 min; make check
+#                   only checks their contents on the host, tests/host/deb.sh)
 #   make check      every test: host unit tests, provider tests, a 60 s
 #                   fuzzer smoke run, VM tests
 #   make check-debug  the VM tests on a debug kernel (KASAN, lockdep,
@@ -38,8 +44,8 @@ KDIR ?= $(or $(wildcard /lib/modules/$(shell uname -r)/build), \
 BUILD ?= $(CURDIR)/build
 export BUILD
 
-.PHONY: all deps deps-612 module ktest user unit provider-tests progs install check \
-	demo bench soak check-unit check-vm check-debug check-612 fuzz clean
+.PHONY: all deps deps-612 module ktest user unit provider-tests progs install deb check \
+	demo bench soak check-unit check-vm check-debug check-612 check-deb fuzz clean
 
 all: module ktest user unit provider-tests progs
 
@@ -72,13 +78,19 @@ provider-tests: user
 install: all
 	scripts/install
 
-check: all
+deb: deps
+	scripts/deb
+
+check-deb: deb
+	scripts/run-vm-tests --logs $(BUILD)/vm/logs-deb 99-deb-dkms
+
+check: all deb
 	scripts/check
 
-check-unit: unit provider-tests
+check-unit: unit provider-tests deb
 	scripts/check --host-only
 
-check-vm: all
+check-vm: all deb
 	scripts/run-vm-tests
 
 # The debug kernel is rebuilt only when scripts/debug-kernel.config
@@ -115,7 +127,7 @@ check-debug: user progs provider-tests
 
 # The newest Debian 6.12 kernel installed (make deps-612), every VM test.
 KVER_612 ?= $(notdir $(patsubst %/build,%,$(call newest_kdir,/lib/modules/6.12.*/build)))
-check-612: user progs provider-tests
+check-612: user progs provider-tests deb
 	@test -n "$(KVER_612)" || { echo "make: no 6.12 kernel; make deps-612" >&2; exit 1; }
 	scripts/kernel-ko --env $(KVER_612) >$(BUILD)/kernel-612.env
 	env $$(cat $(BUILD)/kernel-612.env) scripts/run-vm-tests \

@@ -278,7 +278,8 @@ int vroce_path_from_attr(struct vroce_dev *vdev,
 	p->dip4 = p->dgid.s6_addr32[3];
 	p->tclass = grh->traffic_class;
 	p->hop_limit = grh->hop_limit ?: 64;
-	p->flow_label = grh->flow_label;
+	/* 20 bits on the wire: more would spill into IPv6's version. */
+	p->flow_label = grh->flow_label & 0xfffff;
 	local = rdma_find_gid_by_port(&vdev->ibdev, &grh->dgid,
 				      IB_GID_TYPE_ROCE_UDP_ENCAP, VROCE_PORT,
 				      NULL);

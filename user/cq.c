@@ -107,6 +107,33 @@ struct ibv_cq *vroce_create_cq(struct ibv_context *ibctx, int cqe,
 	return cq ? &cq->vcq.cq : NULL;
 }
 
+/*
+ * The SL of a completion. A RoCE packet has no SL; for a UD receive,
+ * report its type instead, as mlx5's provider does: bit 3 for a UDP
+ * header (RoCE v2), bits 2:0 for the L3 header, 1 IPv6 or 2 IPv4.
+ * UCX's ud_verbs transport reads it to find the destination GID in the
+ * receive buffer's first 40 bytes (an IPv4 header sits in their second
+ * half), and drops every datagram when it reads 0.
+ */
+enum {
+	VROCE_CQE_NET_IPV4 = 2,	/* network_hdr_type, as ib_core numbers it */
+	VROCE_CQE_NET_IPV6 = 3,
+	VROCE_SL_ROCE_V2 = 0x8,
+	VROCE_SL_L3_IPV6 = 0x1,
+	VROCE_SL_L3_IPV4 = 0x2,
+};
+
+static uint8_t vroce_cqe_sl(const struct vroce_cqe *cqe)
+{
+	switch (cqe->network_hdr_type) {
+	case VROCE_CQE_NET_IPV4:
+		return VROCE_SL_ROCE_V2 | VROCE_SL_L3_IPV4;
+	case VROCE_CQE_NET_IPV6:
+		return VROCE_SL_ROCE_V2 | VROCE_SL_L3_IPV6;
+	}
+	return cqe->sl;
+}
+
 static void vroce_cqe_to_wc(const struct vroce_cqe *cqe, struct ibv_wc *wc)
 {
 	wc->wr_id = cqe->wr_id;
@@ -121,7 +148,7 @@ static void vroce_cqe_to_wc(const struct vroce_cqe *cqe, struct ibv_wc *wc)
 	wc->wc_flags = cqe->flags & VROCE_CQE_FLAGS_KNOWN;
 	wc->pkey_index = cqe->pkey_index;
 	wc->slid = 0;
-	wc->sl = cqe->sl;
+	wc->sl = vroce_cqe_sl(cqe);
 	wc->dlid_path_bits = 0;
 }
 
@@ -366,7 +393,7 @@ static uint32_t vroce_wc_read_slid(struct ibv_cq_ex *ibcq)
 
 static uint8_t vroce_wc_read_sl(struct ibv_cq_ex *ibcq)
 {
-	return to_vcq_ex(ibcq)->cur->sl;
+	return vroce_cqe_sl(to_vcq_ex(ibcq)->cur);
 }
 
 static uint8_t vroce_wc_read_dlid_path_bits(struct ibv_cq_ex *ibcq)

@@ -304,9 +304,11 @@ static void check_poll(struct ibv_cq *cq)
 	tap_ok(wc[0].wr_id == in[0].wr_id && wc[0].status == IBV_WC_SUCCESS &&
 	       wc[0].opcode == IBV_WC_RECV_RDMA_WITH_IMM &&
 	       wc[0].byte_len == 4096 && wc[0].qp_num == 0x123 &&
-	       wc[0].src_qp == 0x456 && wc[0].pkey_index == 1 &&
-	       wc[0].sl == 3,
-	       "the first WC has the CQE's wr_id, status, opcode, lengths, QPs, pkey and sl");
+	       wc[0].src_qp == 0x456 && wc[0].pkey_index == 1,
+	       "the first WC has the CQE's wr_id, status, opcode, lengths, QPs and pkey");
+	tap_ok(wc[0].sl == 0x9,
+	       "a UD receive's sl is its packet type as mlx5 reports it: RoCE v2 over IPv6, 0x9 (got 0x%x)",
+	       wc[0].sl);
 	tap_ok(wc[0].imm_data == 0x78563412,
 	       "imm_data is copied as it is (already big endian)");
 	tap_ok(wc[0].wc_flags == (IBV_WC_GRH | IBV_WC_WITH_IMM),
@@ -566,6 +568,7 @@ static void check_cq_ex(void)
 		.imm_data = 0x04030201,
 		.qp_num = 0x21,
 		.src_qp = 0x22,
+		.network_hdr_type = 2,
 	};
 	c[1] = cqe_of(11);
 	c[1].status = IBV_WC_WR_FLUSH_ERR;
@@ -585,10 +588,10 @@ static void check_cq_ex(void)
 	       ibv_wc_read_qp_num(cq) == 0x21 &&
 	       ibv_wc_read_src_qp(cq) == 0x22 &&
 	       ibv_wc_read_wc_flags(cq) == (IBV_WC_WITH_IMM | IBV_WC_GRH) &&
-	       ibv_wc_read_sl(cq) == 5 && ibv_wc_read_slid(cq) == 0 &&
+	       ibv_wc_read_sl(cq) == 0xa && ibv_wc_read_slid(cq) == 0 &&
 	       ibv_wc_read_dlid_path_bits(cq) == 0 &&
 	       ibv_wc_read_vendor_err(cq) == 0,
-	       "the read functions return the CQE's fields");
+	       "the read functions return the CQE's fields (sl: RoCE v2 over IPv4, 0xa)");
 	ret = ibv_next_poll(cq);
 	tap_ok(!ret && cq->wr_id == 11 && cq->status == IBV_WC_WR_FLUSH_ERR &&
 	       ibv_wc_read_byte_len(cq) == 33,

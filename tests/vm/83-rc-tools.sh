@@ -38,12 +38,7 @@
 pair_kind VROCE_TOOLS rxe
 
 # Both sides must be ready, or neither runs anything.
-tools_pair_setup
-ready=$?
-vm_send ready "$ready"
-peer_ready=$(vm_recv ready 120)
-[ "$ready" = 0 ] || tap_bail "setup failed on this side"
-[ "$peer_ready" = 0 ] || tap_bail "setup failed on the peer ($peer_ready)"
+tools_pair_ready
 
 t_start=$SECONDS
 

@@ -50,12 +50,7 @@ still=(retransmits retry_timeouts)
 shown=(seq_err_nak_sent seq_err_nak_rcvd duplicate_requests rnr_nak_sent
 	rnr_nak_rcvd rx_dropped rx_icrc_errors)
 
-tools_pair_setup
-ready=$?
-vm_send ready "$ready"
-peer_ready=$(vm_recv ready 120)
-[ "$ready" = 0 ] || tap_bail "setup failed on this side"
-[ "$peer_ready" = 0 ] || tap_bail "setup failed on the peer ($peer_ready)"
+tools_pair_ready
 
 # other_side SIDE: the other side of the pair (a or b).
 other_side() {

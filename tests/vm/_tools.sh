@@ -20,6 +20,8 @@
 #   tool_keep FILE...      copy logs to the results directory ($VROCE_OUT)
 #   tools_pair_setup       a pair's side: the device of $kind, its port,
 #                          its GIDs in $gid4 and $gid6 (TAP lines)
+#   tools_pair_ready       tools_pair_setup on both sides; bails out unless
+#                          both succeeded
 #   pair_run SERVER FAMILY TYPE [ARGS...]
 #                          one run of a tool across the pair, both sides
 #                          calling it alike (a TAP line each)
@@ -31,6 +33,15 @@
 #   perftest  ARGS are a perftest program and its options
 #   rping     rping -V -C 10 (ARGS are added)
 #   ucmatose  ucmatose, one connection, 10 messages (ARGS are added)
+#   ucx       UCX's ucx_perftest on the UCT transport ARGS[0] (rc_verbs or
+#             ud_verbs; ucp: a UCP test over the transports of UCX_TLS) of
+#             $dev:1, test ARGS[1] (am_lat, put_bw, tag_bw, ...), the rest
+#             its options; the server takes them from the client
+#   fabric    libfabric's fi_pingpong with provider ARGS[0] (verbs, or
+#             "verbs;ofi_rxm" for -e rdm) on domain $dev, the rest its
+#             options; IPv6 runs add -6
+# ucx and fabric run with the VAR=VALUE words of the array $tool_env (if
+# set) in their environment.
 # GID is the local GID index, PORT the port (TCP or rdma_cm) of this run,
 # SRV_IP4 the server's IPv4 address, SRV_IP its address of the family
 # under test, PEER_IP the address the other end's GID is made from. It
@@ -111,6 +122,28 @@ tool_setup() {
 		tool_peer_gid=
 		tool_desc="ucmatose $*"
 		;;
+	ucx)
+		srv=(env UCX_NET_DEVICES="$dev:1" "${tool_env[@]}" ucx_perftest -p "$port")
+		cli=(env UCX_NET_DEVICES="$dev:1" "${tool_env[@]}" ucx_perftest "$sip4" -p "$port")
+		[ "$1" = ucp ] || cli+=(-d "$dev:1" -x "$1")
+		cli+=(-t "$2" "${@:3}")
+		tool_listen=tcp
+		tool_peer_gid=
+		tool_desc="ucx_perftest -x $*"
+		;;
+	fabric)
+		local six=()
+		case $sip in *:*) six=(-6) ;; esac
+		# ofi_rxm sizes its CQs by the expected number of peers (256
+		# by default): more entries than the device's max_cqe.
+		srv=(env FI_UNIVERSE_SIZE=4 "${tool_env[@]}" fi_pingpong -p "$1"
+			-d "$dev" -B "$port" "${six[@]}" "${@:2}")
+		cli=(env FI_UNIVERSE_SIZE=4 "${tool_env[@]}" fi_pingpong -p "$1"
+			-d "$dev" -P "$port" "${six[@]}" "${@:2}" "$sip")
+		tool_listen=tcp
+		tool_peer_gid=
+		tool_desc="fi_pingpong -p $*"
+		;;
 	*) return 1 ;;
 	esac
 	tool_desc=${tool_desc% }
@@ -182,6 +215,17 @@ tool_check() {
 	ucmatose)
 		grep -q "^return status 0" "$2" || echo "no \"return status 0\""
 		;;
+	ucx)
+		[ "$1" = server ] || grep -q "^Final: " "$2" ||
+			echo "no \"Final:\" line"
+		;;
+	fabric)
+		# "bytes #sent #ack total time MB/sec usec/xfer Mxfers/sec",
+		# then a line per size with as many acknowledged as sent.
+		awk 'f && NF >= 8 && $3 == "=" $2 { ok = 1 }
+			$1 == "bytes" && $2 == "#sent" { f = 1 }
+			END { exit !ok }' "$2" || echo "no result line with every message acknowledged"
+		;;
 	esac
 }
 
@@ -239,9 +283,22 @@ tools_pair_setup() {
 	[ $rc -eq 0 ]
 }
 
+# tools_pair_ready: tools_pair_setup here and on the peer; both must be
+# ready, or neither runs anything (bails out).
+tools_pair_ready() {
+	local ready peer_ready
+	tools_pair_setup
+	ready=$?
+	vm_send ready "$ready"
+	peer_ready=$(vm_recv ready 120)
+	[ "$ready" = 0 ] || tap_bail "setup failed on this side"
+	[ "$peer_ready" = 0 ] || tap_bail "setup failed on the peer ($peer_ready)"
+}
+
 n=0
 servers=0
 clients=0
+tool_env=()
 
 # _pair_serve DESC: run the server of case $n, tell the client when it listens,
 # wait for it to finish. A server that outlives its client by 30 s (5 s

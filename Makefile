@@ -90,7 +90,7 @@ check: all deb
 check-unit: unit provider-tests deb
 	scripts/check --host-only
 
-check-vm: all deb
+check-vm: all
 	scripts/run-vm-tests
 
 # The debug kernel is rebuilt only when scripts/debug-kernel.config
@@ -127,7 +127,7 @@ check-debug: user progs provider-tests
 
 # The newest Debian 6.12 kernel installed (make deps-612), every VM test.
 KVER_612 ?= $(notdir $(patsubst %/build,%,$(call newest_kdir,/lib/modules/6.12.*/build)))
-check-612: user progs provider-tests deb
+check-612: user progs provider-tests
 	@test -n "$(KVER_612)" || { echo "make: no 6.12 kernel; make deps-612" >&2; exit 1; }
 	scripts/kernel-ko --env $(KVER_612) >$(BUILD)/kernel-612.env
 	env $$(cat $(BUILD)/kernel-612.env) scripts/run-vm-tests \

@@ -53,6 +53,7 @@ mk=$(sed -n 's/^MAKE\[0\]="\(.*\)"$/\1/p' "$src/dkms.conf")
 # shellcheck disable=SC2034 # used by the eval of dkms.conf's MAKE line
 PACKAGE_NAME=vroce PACKAGE_VERSION=$ver dkms_tree=$tmp/tree
 mkdir -p "$tmp/tree/vroce/$ver"
+kernels=0
 for kdir in /lib/modules/*/build; do
 	[ -d "$kdir/include" ] || continue
 	k=${kdir%/build}
@@ -69,5 +70,7 @@ for kdir in /lib/modules/*/build; do
 	[ $rc -eq 0 ] || tail -n 15 "$tmp/build-$k.log" | sed 's/^/#   /'
 	check "that vroce.ko is for $k" \
 		sh -c "modinfo -F vermagic '$ko' | grep -q '^$k '"
+	kernels=$((kernels + 1))
 done
+check "built for at least one kernel with headers ($kernels)" test "$kernels" -gt 0
 tap_end

@@ -30,6 +30,7 @@ static void vroce_dealloc_driver(struct ib_device *ibdev)
 	vroce_mcast_destroy(vdev);
 	xa_destroy(&vdev->ahs);
 	xa_destroy(&vdev->qps);
+	xa_destroy(&vdev->srqs);
 	vroce_keys_destroy(vdev);
 	ida_destroy(&vdev->qpn_ida);
 	ida_destroy(&vdev->pd_ida);
@@ -45,6 +46,7 @@ static const struct ib_device_ops vroce_dev_ops = {
 	.alloc_mr = vroce_alloc_mr,
 	.alloc_mw = vroce_alloc_mw,
 	.alloc_pd = vroce_alloc_pd,
+	.alloc_xrcd = vroce_alloc_xrcd,
 	.create_ah = vroce_create_ah,
 	.create_cq = vroce_create_cq,
 	.create_qp = vroce_create_qp,
@@ -56,6 +58,7 @@ static const struct ib_device_ops vroce_dev_ops = {
 	.device_group = &vroce_obj_group,
 	.dealloc_mw = vroce_dealloc_mw,
 	.dealloc_pd = vroce_dealloc_pd,
+	.dealloc_xrcd = vroce_dealloc_xrcd,
 	.dealloc_ucontext = vroce_dealloc_ucontext,
 	.dereg_mr = vroce_dereg_mr,
 	.destroy_ah = vroce_destroy_ah,
@@ -98,6 +101,7 @@ static const struct ib_device_ops vroce_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_qp, vroce_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, vroce_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, vroce_ucontext, ibuc),
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, vroce_xrcd, ibxrcd),
 };
 
 static struct vroce_dev *vroce_find_locked(struct net_device *ndev)
@@ -277,6 +281,7 @@ int vroce_dev_add(const char *name, struct net_device *ndev)
 	/* ib_cm creates and destroys AHs with interrupts off. */
 	xa_init_flags(&vdev->ahs, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	xa_init_flags(&vdev->qps, XA_FLAGS_LOCK_BH);
+	xa_init_flags(&vdev->srqs, XA_FLAGS_ALLOC1);
 	vroce_mcast_init(vdev);
 	vdev->ndev = ndev;
 	netdev_hold(ndev, &vdev->ndev_tracker, GFP_KERNEL);

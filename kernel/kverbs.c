@@ -274,9 +274,10 @@ int vroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	unsigned long flags;
 	int err;
 
-	if (ibqp->uobject || ibqp->srq) {
+	if (ibqp->uobject || !vroce_qp_has_rq(qp)) {
 		*bad_wr = wr;
-		return -EOPNOTSUPP;	/* user QPs post through their ring */
+		/* User QPs post through their ring; XRC QPs have no RQ. */
+		return ibqp->uobject ? -EOPNOTSUPP : -EINVAL;
 	}
 	spin_lock_irqsave(&qp->rq_lock, flags);
 	err = vroce_kpost_recv_ring(&qp->rq, qp->cap.max_recv_sge, wr, bad_wr);

@@ -177,7 +177,7 @@ int vroce_key_invalidate(struct vroce_qp *qp, u32 rkey, bool remote)
 	 * gives windows to user PDs only and FRMRs to kernel PDs only, so no
 	 * bind can reach one today; the rule stands should that change.)
 	 */
-	if (map && map->x.key == rkey && mr->ibmr.pd == qp->ibqp.pd &&
+	if (map && map->x.key == rkey && mr->ibmr.pd == vroce_qp_rx_pd(qp) &&
 	    !atomic_read(&mr->bound_mws)) {
 		/*
 		 * The map goes after a grace period; the pages are the
@@ -189,7 +189,8 @@ int vroce_key_invalidate(struct vroce_qp *qp, u32 rkey, bool remote)
 		err = 0;
 	}
 	mw = vroce_key_obj(vdev, rkey, VROCE_KEY_MW);
-	if (mw && mw->ibmw.rkey == rkey && mw->ibmw.pd == qp->ibqp.pd &&
+	if (mw && mw->ibmw.rkey == rkey &&
+	    mw->ibmw.pd == vroce_qp_rx_pd(qp) &&
 	    mw->ibmw.type == IB_MW_TYPE_2 && mw->mr &&
 	    (!remote || mw->qp == qp)) {
 		vroce_mw_unbind(mw);

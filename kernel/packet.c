@@ -20,6 +20,9 @@ static void vroce_pack_ext(const struct vroce_opcode_info *op,
 	off = vroce_hdr_offset(op, VROCE_HDR_DETH);
 	if (off)
 		vroce_deth_pack(&t->deth, bth + off, VROCE_DETH_LEN);
+	off = vroce_hdr_offset(op, VROCE_HDR_XRCETH);
+	if (off)
+		vroce_xrceth_pack(t->xrcsrq, bth + off, VROCE_XRCETH_LEN);
 	off = vroce_hdr_offset(op, VROCE_HDR_RETH);
 	if (off)
 		vroce_reth_pack(&t->reth, bth + off, VROCE_RETH_LEN);

@@ -57,8 +57,9 @@ int vroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_qp_wr = VROCE_MAX_QP_WR;
 	/*
 	 * What works: windows of type 1 and of type 2B (bound to the QP
-	 * that bound them: mw.c, sgl.c), RNR NAKs of the RC responder, and
-	 * the current state modify_qp checks against (IB_QP_CUR_STATE).
+	 * that bound them: mw.c, sgl.c), RNR NAKs of the RC responder, the
+	 * current state modify_qp checks against (IB_QP_CUR_STATE), and XRC
+	 * (xrc.c).
 	 */
 	attr->device_cap_flags = IB_DEVICE_PORT_ACTIVE_EVENT |
 				 IB_DEVICE_SYS_IMAGE_GUID |
@@ -67,6 +68,7 @@ int vroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_CURR_QP_STATE_MOD |
+				 IB_DEVICE_XRC |
 				 VROCE_DEVICE_ATOMIC_WRITE;
 	attr->max_fast_reg_page_list_len = VROCE_MAX_FRMR_PAGES;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;

@@ -14,16 +14,42 @@
 #define VROCE_RECV_HDR		sizeof(struct vroce_recv_wqe)
 #define VROCE_SGE		sizeof(struct vroce_sge)
 
+/*
+ * The QP types we make. QP1 belongs to the kernel's MAD layer; no QP0 on
+ * RoCE. An XRC initiator sends only, and has no receive queue; ib_core
+ * creates an XRC target, whatever its owner, without udata: it has no
+ * ring, only a responder.
+ */
+static int vroce_qp_check_type(struct ib_qp_init_attr *init,
+			       struct ib_udata *udata)
+{
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		return 0;
+	case IB_QPT_GSI:
+		return udata ? -EOPNOTSUPP : 0;
+	case IB_QPT_XRC_INI:
+		/* Kernel WRs cannot name a remote SRQ. */
+		if (!udata)
+			return -EOPNOTSUPP;
+		return init->srq || init->cap.max_recv_wr ? -EINVAL : 0;
+	case IB_QPT_XRC_TGT:
+		return init->xrcd ? 0 : -EINVAL;
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
 static int vroce_qp_check_init(struct ib_qp_init_attr *init,
 			       struct ib_udata *udata)
 {
 	struct ib_qp_cap *cap = &init->cap;
+	int err = vroce_qp_check_type(init, udata);
 
-	/* QP1 belongs to the kernel's MAD layer; no QP0 on RoCE. */
-	if (init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UC &&
-	    init->qp_type != IB_QPT_UD &&
-	    (init->qp_type != IB_QPT_GSI || udata))
-		return -EOPNOTSUPP;
+	if (err)
+		return err;
 	if (init->create_flags || init->rwq_ind_tbl)
 		return -EOPNOTSUPP;
 	if (udata && !vroce_udata_in_ok(udata, 0))
@@ -88,8 +114,8 @@ static int vroce_qp_rings(struct vroce_qp *qp, struct ib_ucontext *ibuc,
 	err = vroce_queue_init(&qp->sq, qp->cap.max_send_wr, sq_stride, ibuc);
 	if (err)
 		return err;
-	/* A QP with an SRQ takes its receives from there. */
-	if (!qp->ibqp.srq) {
+	/* A QP with an SRQ takes its receives from there; XRC has none. */
+	if (vroce_qp_has_rq(qp)) {
 		err = vroce_queue_init(&qp->rq, qp->cap.max_recv_wr, rq_stride,
 				       ibuc);
 		if (err) {
@@ -152,7 +178,8 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	skb_queue_head_init(&qp->resp.later);
 	qp->err_event = -1;
 	vroce_qp_size(&init->cap, &sq_stride, &rq_stride);
-	if (init->srq) {
+	if (init->srq || init->qp_type == IB_QPT_XRC_INI ||
+	    init->qp_type == IB_QPT_XRC_TGT) {
 		init->cap.max_recv_wr = 0;
 		init->cap.max_recv_sge = 0;
 	}
@@ -253,8 +280,9 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	}
 
 	/* Nothing makes completions now: the QP's number is free to reuse. */
-	vroce_cq_purge(to_vcq(ibqp->send_cq), ibqp->qp_num);
-	if (ibqp->recv_cq != ibqp->send_cq)
+	if (ibqp->send_cq)
+		vroce_cq_purge(to_vcq(ibqp->send_cq), ibqp->qp_num);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
 		vroce_cq_purge(to_vcq(ibqp->recv_cq), ibqp->qp_num);
 
 	mutex_lock(&qp->state_lock);
@@ -326,6 +354,11 @@ int vroce_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 {
 	struct vroce_qp *qp = to_vqp(ibqp);
 
+	/* An XRC target sends nothing of its own. */
+	if (vroce_qp_is_xrc_tgt(qp)) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
 	if (!ibqp->uobject)
 		return vroce_kpost_send(qp, wr, bad_wr);
 	if (wr) {

@@ -184,11 +184,14 @@ void vroce_qp_flush(struct vroce_qp *qp)
 		vroce_req_flush(qp);
 		vroce_resp_flush(qp);
 	}
-	spin_lock_bh(&qp->sq_lock);
-	vroce_flush_ring(qp, &qp->sq, to_vcq(qp->ibqp.send_cq), true);
-	spin_unlock_bh(&qp->sq_lock);
+	/* An XRC target has neither a SQ anyone posts to nor a CQ. */
+	if (qp->ibqp.send_cq) {
+		spin_lock_bh(&qp->sq_lock);
+		vroce_flush_ring(qp, &qp->sq, to_vcq(qp->ibqp.send_cq), true);
+		spin_unlock_bh(&qp->sq_lock);
+	}
 	/* Receives posted to an SRQ belong to the SRQ, not to this QP. */
-	if (qp->ibqp.srq)
+	if (!vroce_qp_has_rq(qp))
 		return;
 	spin_lock_bh(&qp->rq_lock);
 	vroce_flush_ring(qp, &qp->rq, to_vcq(qp->ibqp.recv_cq), false);
@@ -244,7 +247,7 @@ static void vroce_qp_reset(struct vroce_qp *qp)
 	if (!vroce_qp_is_ud(qp))
 		vroce_resp_reset(qp);
 	vroce_qp_reset_sq(qp);
-	if (!qp->ibqp.srq) {
+	if (vroce_qp_has_rq(qp)) {
 		spin_lock_bh(&qp->rq_lock);
 		vroce_discard_ring(&qp->rq);
 		spin_unlock_bh(&qp->rq_lock);

@@ -18,6 +18,8 @@
 #include "core/rdres.h"
 
 /* A gather or scatter list, checked and holding its MRs. */
+struct vroce_srq;
+
 struct vroce_sgl {
 	const struct vroce_sge *sge;
 	u32 n;
@@ -114,6 +116,12 @@ struct vroce_resp {
 	struct vroce_sge sge[VROCE_MAX_SGE];
 	struct vroce_sgl sgl;
 	u32 off;
+	/*
+	 * XRC target: the SRQ the request in hand names (only while it is
+	 * handled), and the one have_wqe's WQE came from.
+	 */
+	struct vroce_srq *xsrq;
+	u32 wqe_srqn;
 	/* RDMA WRITE in progress. */
 	struct vroce_mr *wmr;
 	u32 wkey;			/* the key of wmr's checked registration */

@@ -59,7 +59,7 @@ static bool vroce_req_op_ok(struct vroce_qp *qp, u8 opcode)
 	case IB_UVERBS_WR_ATOMIC_CMP_AND_SWP:
 	case IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD:
 	case VROCE_WR_ATOMIC_WRITE:
-		return qp->ibqp.qp_type == IB_QPT_RC;
+		return vroce_qp_reliable(qp);
 	default:
 		return false;
 	}
@@ -267,7 +267,10 @@ static void vroce_req_check(struct vroce_qp *qp, struct vroce_swqe *sw,
 	sw->status = IB_WC_SUCCESS;
 	sw->sgl.n = 0;
 	sw->len = 0;
-	if (!vroce_req_op_ok(qp, w->opcode)) {
+	/* An XRC request names a 24-bit SRQ; other QPs ignore the field. */
+	if (!vroce_req_op_ok(qp, w->opcode) ||
+	    (qp->ibqp.qp_type == IB_QPT_XRC_INI &&
+	     (w->xrc_srqn & ~VROCE_QPN_MASK))) {
 		sw->status = IB_WC_LOC_QP_OP_ERR;
 		return;
 	}
@@ -382,6 +385,19 @@ static u8 vroce_req_opcode(struct vroce_qp *qp, u8 wr, bool first, bool last)
 	return op;
 }
 
+/*
+ * An XRC initiator sends the RC request @t built as an XRC one, for the
+ * SRQ the WQE names.
+ */
+static void vroce_req_xrc(struct vroce_qp *qp, const struct vroce_send_wqe *w,
+			  struct vroce_txpkt *t)
+{
+	if (qp->ibqp.qp_type != IB_QPT_XRC_INI)
+		return;
+	t->opcode |= VROCE_TRANSPORT_XRC;
+	t->xrcsrq = w->xrc_srqn;
+}
+
 static void vroce_req_begin(struct vroce_req *req, struct vroce_swqe *sw,
 			    u32 len)
 {
@@ -446,7 +462,7 @@ static bool vroce_req_payload(struct vroce_qp *qp, struct vroce_swqe *sw,
 		if (err != -E2BIG)
 			return out->local;
 	}
-	if (qp->ibqp.qp_type == IB_QPT_RC && !inl) {
+	if (vroce_qp_reliable(qp) && !inl) {
 		skb = vroce_pkt_build_sgl(t, &sw->sgl, off);
 	} else {
 		skb = vroce_pkt_build(t, &p, GFP_ATOMIC);
@@ -479,7 +495,7 @@ static bool vroce_req_data(struct vroce_qp *qp, struct vroce_swqe *sw,
 	t.psn = req->next_psn;
 	t.dqpn = qp->attrs.dest_qp_num;
 	t.paylen = min(req->mtu, sw->len - req->next_off);
-	t.ackreq = qp->ibqp.qp_type == IB_QPT_RC && vroce_req_ackreq(req, last);
+	t.ackreq = vroce_qp_reliable(qp) && vroce_req_ackreq(req, last);
 	t.se = last && (w->flags & VROCE_WQE_SOLICITED);
 	t.reth.va = w->u.rdma.remote_addr;
 	t.reth.rkey = w->u.rdma.rkey;
@@ -487,6 +503,7 @@ static bool vroce_req_data(struct vroce_qp *qp, struct vroce_swqe *sw,
 	t.imm = (__force __be32)w->imm_data;
 	t.ieth = w->imm_data;
 	t.linear = vroce_qp_tx_linear(qp);
+	vroce_req_xrc(qp, w, &t);
 	if (!vroce_req_payload(qp, sw, w, &t, req->next_off, out)) {
 		/*
 		 * A local MR deregistered since the WQE was taken sends
@@ -542,6 +559,7 @@ static struct sk_buff *vroce_req_rd_atomic(struct vroce_qp *qp,
 			t.atmeth.swap_add = w->u.atomic.compare_add;
 		}
 	}
+	vroce_req_xrc(qp, w, &t);
 	skb = vroce_pkt_build(&t, &p, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
@@ -576,6 +594,7 @@ static struct sk_buff *vroce_req_atomic_write(struct vroce_qp *qp,
 	u8 *p;
 
 	vroce_req_begin(req, sw, sizeof(u64));
+	vroce_req_xrc(qp, w, &t);
 	skb = vroce_pkt_build(&t, &p, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
@@ -594,7 +613,7 @@ static bool vroce_req_may_send(struct vroce_qp *qp, struct vroce_swqe *sw,
 	struct vroce_req *req = &qp->req;
 	u32 max_rd = max_t(u32, qp->attrs.max_rd_atomic, 1);
 
-	if (qp->ibqp.qp_type != IB_QPT_RC)
+	if (!vroce_qp_reliable(qp))
 		return true;
 	if (!vroce_window_open(req->next_psn, req->una, req->window))
 		return false;
@@ -717,7 +736,7 @@ static void vroce_req_account(struct vroce_qp *qp, u32 psn)
 	}
 	if (vroce_psn_after(req->next_psn, req->psn_hi))
 		req->psn_hi = req->next_psn;
-	if (qp->ibqp.qp_type == IB_QPT_RC) {
+	if (vroce_qp_reliable(qp)) {
 		vroce_comp_arm(qp, false);
 	} else if (req->next != req->tail) {
 		/* UC: done once the last packet is out. */

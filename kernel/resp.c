@@ -127,11 +127,34 @@ void vroce_resp_reset(struct vroce_qp *qp)
 	spin_unlock_bh(&qp->resp.lock);
 }
 
+/* The RC opcode of @pkt's operation: an XRC one less its transport. */
+static u8 vroce_rc_opcode(const struct vroce_pkt *pkt)
+{
+	return pkt->bth.opcode & ~VROCE_TRANSPORT_MASK;
+}
+
+/*
+ * The CQ receives complete into: an XRC target's is the CQ of the SRQ
+ * the WQE came from, looked up again if no request is in hand (bottom
+ * halves are off: see vroce_xsrq_find()); NULL if that SRQ is gone.
+ */
+static struct vroce_cq *vroce_resp_cq(struct vroce_qp *qp)
+{
+	struct vroce_srq *srq = qp->resp.xsrq;
+
+	if (!vroce_qp_is_xrc_tgt(qp))
+		return to_vcq(qp->ibqp.recv_cq);
+	if (!srq || srq->srqn != qp->resp.wqe_srqn)
+		srq = vroce_xsrq_find(qp, qp->resp.wqe_srqn);
+	return srq ? to_vcq(srq->ibsrq.ext.cq) : NULL;
+}
+
 static void vroce_resp_recv_cqe(struct vroce_qp *qp, u8 status, u8 opcode,
 				u32 len, const struct vroce_pkt *pkt,
 				const u8 *bth)
 {
 	struct vroce_resp *resp = &qp->resp;
+	struct vroce_cq *cq = vroce_resp_cq(qp);
 	struct vroce_cqe cqe = {
 		.wr_id = resp->wqe.wr_id,
 		.status = status,
@@ -157,8 +180,9 @@ static void vroce_resp_recv_cqe(struct vroce_qp *qp, u8 status, u8 opcode,
 	vroce_sgl_release(&resp->sgl);
 	resp->sgl.n = 0;
 	resp->have_wqe = false;
-	vroce_cq_add(to_vcq(qp->ibqp.recv_cq), &cqe,
-		     (pkt && pkt->bth.se) || status != IB_WC_SUCCESS);
+	if (cq)
+		vroce_cq_add(cq, &cqe,
+			     (pkt && pkt->bth.se) || status != IB_WC_SUCCESS);
 }
 
 /*
@@ -177,9 +201,14 @@ void vroce_resp_flush(struct vroce_qp *qp)
 	spin_unlock_bh(&qp->resp.lock);
 }
 
-/* Every answer goes to the peer QP and carries our current MSN. */
+/*
+ * Every answer goes to the peer QP and carries our current MSN; an XRC
+ * target's are XRC opcodes.
+ */
 static void vroce_resp_address(struct vroce_qp *qp, struct vroce_txpkt *t)
 {
+	if (vroce_qp_is_xrc_tgt(qp))
+		t->opcode |= VROCE_TRANSPORT_XRC;
 	t->dqpn = qp->attrs.dest_qp_num;
 	t->aeth.msn = qp->resp.msn & VROCE_MSN_MASK;
 }
@@ -348,9 +377,9 @@ static struct sk_buff *vroce_resp_read_skb(struct vroce_qp *qp,
 	pos = vroce_rd_next(&res->rd, qp->resp.mtu, &t.psn, &va, &t.paylen);
 	if (!pos)
 		return NULL;
+	t.opcode = ops[pos];
 	vroce_resp_address(qp, &t);
 	t.aeth.msn = res->msn & VROCE_MSN_MASK;
-	t.opcode = ops[pos];
 	t.linear = vroce_qp_tx_linear(qp);
 	/* The MR's pages go out as fragments, without a copy, if they may. */
 	skb = t.paylen ? vroce_pkt_build_mr(&t, res->mr, res->mr_key, va) :
@@ -505,6 +534,8 @@ static int vroce_resp_take(struct vroce_qp *qp)
 	got = vroce_take_recv(qp, &resp->wqe, resp->sge);
 	if (got)
 		resp->have_wqe = true;
+	if (got && resp->xsrq)
+		resp->wqe_srqn = resp->xsrq->srqn;
 	resp->sgl.n = 0;
 	return got;
 }
@@ -729,7 +760,7 @@ static enum vroce_verdict vroce_resp_atomic(struct vroce_qp *qp,
 				 IB_ACCESS_REMOTE_ATOMIC, &mr_key);
 	if (!mr)
 		return VROCE_RESP_ACCESS_ERR;
-	err = vroce_mr_atomic(mr, mr_key, a.va, pkt->bth.opcode, a.swap_add,
+	err = vroce_mr_atomic(mr, mr_key, a.va, vroce_rc_opcode(pkt), a.swap_add,
 			      a.compare, &orig);
 	vroce_mr_put(mr);
 	if (err == -EACCES)
@@ -780,8 +811,8 @@ static enum vroce_verdict vroce_resp_atomic_write(struct vroce_qp *qp,
 		return VROCE_RESP_ACCESS_ERR;
 	err = vroce_pkt_read_pay(pkt, &val, sizeof(val));
 	if (!err)
-		err = vroce_mr_atomic(mr, mr_key, reth.va, pkt->bth.opcode,
-				      val, 0, NULL);
+		err = vroce_mr_atomic(mr, mr_key, reth.va,
+				      vroce_rc_opcode(pkt), val, 0, NULL);
 	vroce_mr_put(mr);
 	if (err == -EACCES)
 		return VROCE_RESP_ACCESS_ERR;	/* deregistered meanwhile */
@@ -1076,6 +1107,34 @@ static bool vroce_resp_rc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 }
 
 /*
+ * XRC target: an RC responder whose receive WQEs, PD and CQ are those of
+ * the XRC SRQ each request names (XRCETH), which must be of the QP's XRC
+ * domain; a SEND goes on into the SRQ it started in. Anything else is an
+ * Invalid Request.
+ */
+static bool vroce_resp_xrc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
+			   const u8 *bth, struct sk_buff_head *q)
+{
+	struct vroce_resp *resp = &qp->resp;
+	struct vroce_srq *srq;
+	u32 srqn;
+	bool used;
+
+	vroce_xrceth_parse(&srqn, vroce_pkt_hdr(pkt, bth, VROCE_HDR_XRCETH),
+			   VROCE_XRCETH_LEN);
+	srq = vroce_xsrq_find(qp, srqn);
+	if (!srq || (resp->have_wqe && pkt->bth.psn == resp->epsn &&
+		     srqn != resp->wqe_srqn)) {
+		vroce_resp_error(qp, VROCE_RESP_INV_REQ, pkt->bth.psn, q);
+		return false;
+	}
+	resp->xsrq = srq;
+	used = vroce_resp_rc(qp, pkt, bth, q);
+	resp->xsrq = NULL;
+	return used;
+}
+
+/*
  * UC: no answers; a gap or an error drops the message in progress. True
  * if the packet was executed.
  */
@@ -1117,7 +1176,9 @@ bool vroce_resp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 	__skb_queue_head_init(&q);
 	spin_lock_bh(&qp->resp.lock);
 	if (!qp->resp.failed) {
-		if (qp->ibqp.qp_type == IB_QPT_RC)
+		if (vroce_qp_is_xrc_tgt(qp))
+			used = vroce_resp_xrc(qp, pkt, bth, &q);
+		else if (qp->ibqp.qp_type == IB_QPT_RC)
 			used = vroce_resp_rc(qp, pkt, bth, &q);
 		else
 			used = vroce_resp_uc(qp, pkt, bth, &q);

@@ -80,7 +80,7 @@ int vroce_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	struct vroce_qp *qp = to_vqp(ibqp);
 	struct nlattr *table;
 
-	if (ibqp->qp_type != IB_QPT_RC && ibqp->qp_type != IB_QPT_UC)
+	if (!vroce_qp_reliable(qp) && ibqp->qp_type != IB_QPT_UC)
 		return 0;
 	table = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
 	if (!table)

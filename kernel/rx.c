@@ -59,7 +59,8 @@ void vroce_qp_put(struct vroce_qp *qp)
 int vroce_take_recv(struct vroce_qp *qp, struct vroce_recv_wqe *wqe,
 		    struct vroce_sge *sge)
 {
-	struct vroce_srq *srq = qp->ibqp.srq ? to_vsrq(qp->ibqp.srq) : NULL;
+	struct vroce_srq *srq = qp->ibqp.srq ? to_vsrq(qp->ibqp.srq) :
+				qp->resp.xsrq;
 	struct vroce_queue *rq = srq ? &srq->rq : &qp->rq;
 	spinlock_t *lock = srq ? &srq->lock : &qp->rq_lock;
 	/* What the ring's stride holds: SGEs never reach the next slot. */
@@ -226,6 +227,13 @@ static bool vroce_rx_transport_ok(struct vroce_qp *qp,
 		return transport == VROCE_TRANSPORT_RC;
 	case IB_QPT_UC:
 		return transport == VROCE_TRANSPORT_UC;
+	/* The two halves of XRC: one sends requests, the other answers. */
+	case IB_QPT_XRC_INI:
+		return transport == VROCE_TRANSPORT_XRC &&
+		       (pkt->op->flags & VROCE_OPF_RESP);
+	case IB_QPT_XRC_TGT:
+		return transport == VROCE_TRANSPORT_XRC &&
+		       (pkt->op->flags & VROCE_OPF_REQ);
 	default:
 		return false;
 	}

@@ -183,7 +183,7 @@ static struct vroce_mr *vroce_remote_ok(struct vroce_qp *qp, void *obj,
 
 	if (tag == VROCE_KEY_MR) {
 		x = vroce_mr_xlate(mr);
-		if (!x || x->key != rkey || mr->ibmr.pd != qp->ibqp.pd ||
+		if (!x || x->key != rkey || mr->ibmr.pd != vroce_qp_rx_pd(qp) ||
 		    mr->dma || (x->access & access) != access ||
 		    !vroce_range_ok(x->iova, x->length, *va, len))
 			return NULL;
@@ -192,7 +192,7 @@ static struct vroce_mr *vroce_remote_ok(struct vroce_qp *qp, void *obj,
 	}
 	/* A type 2 window serves the QP it was bound on only. */
 	if (tag != VROCE_KEY_MW || !mw->mr || mw->ibmw.rkey != rkey ||
-	    mw->ibmw.pd != qp->ibqp.pd ||
+	    mw->ibmw.pd != vroce_qp_rx_pd(qp) ||
 	    (mw->ibmw.type == IB_MW_TYPE_2 && mw->qp != qp) ||
 	    (mw->access & access) != access)
 		return NULL;
@@ -380,7 +380,7 @@ static int vroce_sgl_check(struct vroce_qp *qp, const struct vroce_sge *sge,
 		mrs[i] = NULL;
 		if (!sge[i].length)
 			continue;
-		mrs[i] = vroce_mr_get(vdev, sge[i].lkey, qp->ibqp.pd);
+		mrs[i] = vroce_mr_get(vdev, sge[i].lkey, vroce_qp_rx_pd(qp));
 		/* A DMA MR (kernel PDs only) serves kernel QPs only. */
 		if (!mrs[i] || (mrs[i]->dma && qp->ibqp.uobject) ||
 		    !vroce_mr_local_ok(mrs[i], sge[i].lkey, access,

@@ -4,6 +4,8 @@
  * QP's RQ is (or, for a kernel consumer, filled by post_srq_recv in
  * kverbs.c), plus the limit that, once armed, raises
  * IB_EVENT_SRQ_LIMIT_REACHED when the receive path takes the SRQ below it.
+ * An XRC SRQ is the same ring, found by the number XRC requests name
+ * (xrc.c), and completes into its own CQ.
  *
  * Copyright (c) 2026 the vroce developers
  */
@@ -44,7 +46,7 @@ int vroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	u32 stride;
 	int err;
 
-	if (init->srq_type != IB_SRQT_BASIC)
+	if (init->srq_type != IB_SRQT_BASIC && init->srq_type != IB_SRQT_XRC)
 		return -EOPNOTSUPP;
 	if (!vroce_udata_in_ok(udata, 0))
 		return -EOPNOTSUPP;
@@ -64,15 +66,20 @@ int vroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	attr->max_sge = min_t(u32, (stride - sizeof(struct vroce_recv_wqe)) /
 			      sizeof(struct vroce_sge), VROCE_MAX_SRQ_SGE);
 	srq->max_sge = attr->max_sge;
-	srq->srqn = atomic_inc_return(&vdev->next_srqn);
 	err = vroce_queue_init(&srq->rq, attr->max_wr, stride, ibuc);
 	if (err)
 		goto dec;
+	err = vroce_srqn_alloc(srq);
+	if (err)
+		goto ring;
+	ibsrq->ext.xrc.srq_num = srq->srqn;
 	/* A kernel SRQ's consumer posts with post_srq_recv (kverbs.c). */
 	err = udata ? vroce_srq_resp(udata, srq) : 0;
 	if (err)
-		goto ring;
+		goto srqn;
 	return 0;
+srqn:
+	vroce_srqn_free(srq);
 ring:
 	vroce_queue_destroy(&srq->rq);
 dec:
@@ -147,6 +154,7 @@ int vroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 {
 	struct vroce_srq *srq = to_vsrq(ibsrq);
 
+	vroce_srqn_free(srq);
 	vroce_queue_destroy(&srq->rq);
 	atomic_dec(&to_vdev(ibsrq->device)->n_srq);
 	return 0;

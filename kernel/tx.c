@@ -331,7 +331,7 @@ void vroce_tx_work(struct work_struct *work)
 	if (!qp->ibqp.uobject && qp->attrs.state == IB_QPS_ERR)
 		vroce_qp_flush(qp);
 	/* The responder's READ responses, a budget per run (resp.c). */
-	if (qp->ibqp.qp_type == IB_QPT_RC)
+	if (vroce_qp_reliable(qp))
 		more = vroce_resp_tx(qp);
 	drained = vroce_tx_drain(qp, VROCE_TX_BUDGET, true);
 	mutex_unlock(&qp->state_lock);

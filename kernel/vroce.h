@@ -89,7 +89,9 @@ struct vroce_dev {
 	atomic_t n_srq;
 	atomic_t tx_stack;		/* packets the stack holds (tx_pace.c) */
 	atomic_t next_cqn;
-	atomic_t next_srqn;
+	atomic_t n_xrcd;
+	struct xarray srqs;		/* srqn -> vroce_srq, RCU (xrc.c) */
+	u32 next_srqn;			/* cyclic allocation of SRQ numbers */
 	struct xarray keys;		/* key index -> vroce_mr or vroce_mw */
 	u32 next_key;			/* cyclic allocation of key indices */
 	u8 *key_bytes;			/* last key byte of each key index */
@@ -140,6 +142,7 @@ struct vroce_txpkt {
 	struct vroce_atmack atmack;
 	__be32 imm;			/* ImmDt as the WQE holds it */
 	u32 ieth;			/* the R_Key to invalidate */
+	u32 xrcsrq;			/* XRC: the SRQ the request is for */
 	bool linear;			/* copy the payload: no fragments */
 };
 
@@ -290,6 +293,10 @@ struct vroce_ah {
 	struct vroce_ah_dest *dest;
 };
 
+struct vroce_xrcd {
+	struct ib_xrcd ibxrcd;
+};
+
 struct vroce_srq {
 	struct ib_srq ibsrq;
 	spinlock_t lock;		/* kernel side of the ring, limit */
@@ -386,6 +393,35 @@ static inline bool vroce_wr_is_rd_atomic(u8 opcode)
 	       opcode == IB_UVERBS_WR_ATOMIC_CMP_AND_SWP ||
 	       opcode == IB_UVERBS_WR_ATOMIC_FETCH_AND_ADD ||
 	       opcode == VROCE_WR_ATOMIC_WRITE;
+}
+
+/* An XRC target: receives only, into the SRQ each request names. */
+static inline bool vroce_qp_is_xrc_tgt(const struct vroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_XRC_TGT;
+}
+
+/* RC and both halves of XRC: requests are acknowledged. */
+static inline bool vroce_qp_reliable(const struct vroce_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_RC ||
+	       qp->ibqp.qp_type == IB_QPT_XRC_INI || vroce_qp_is_xrc_tgt(qp);
+}
+
+/* A receive queue of its own: not on an SRQ, and not XRC. */
+static inline bool vroce_qp_has_rq(const struct vroce_qp *qp)
+{
+	return !qp->ibqp.srq && qp->ibqp.qp_type != IB_QPT_XRC_INI &&
+	       !vroce_qp_is_xrc_tgt(qp);
+}
+
+/*
+ * The PD receive and remote keys are checked in: an XRC target's is that
+ * of the SRQ the request in hand names (resp.xsrq, under resp.lock).
+ */
+static inline struct ib_pd *vroce_qp_rx_pd(const struct vroce_qp *qp)
+{
+	return qp->resp.xsrq ? qp->resp.xsrq->ibsrq.pd : qp->ibqp.pd;
 }
 
 /* UD and the GSI QP (QP1) carry datagrams; RC and UC are connected. */
@@ -552,6 +588,13 @@ int vroce_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
 int vroce_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int vroce_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
+
+/* xrc.c */
+int vroce_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int vroce_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata);
+int vroce_srqn_alloc(struct vroce_srq *srq);
+void vroce_srqn_free(struct vroce_srq *srq);
+struct vroce_srq *vroce_xsrq_find(struct vroce_qp *qp, u32 srqn);
 bool vroce_srq_check_limit(struct vroce_srq *srq);
 void vroce_srq_limit_event(struct vroce_srq *srq);
 

@@ -44,7 +44,6 @@
  * never looks inside, so they stay incomplete here.
  */
 struct verbs_sysfs_dev;
-struct verbs_xrcd;
 
 /* Declared below, behind the operations that take it. */
 struct verbs_mr;
@@ -286,6 +285,30 @@ struct verbs_cq {
  * bytes in v39.0, 352 in v44.0, 360 in v56.1).  struct vroce_qp keeps
  * zeroes behind it for that reason.
  */
+/*
+ * An XRC domain: ibv_cmd_open_xrcd() sets xrcd.context and, given a
+ * vxrcd_size that covers it, the kernel's handle (comp_mask
+ * VERBS_XRCD_HANDLE), which XRC SRQs and TGT QPs then name.
+ */
+struct verbs_xrcd {
+	struct ibv_xrcd xrcd;
+	uint32_t comp_mask;
+	uint32_t handle;
+};
+
+/*
+ * A provider SRQ that can be created by ibv_create_srq_ex() starts with
+ * this.  ibv_cmd_create_srq_ex() fills in srq_type, and for an XRC SRQ
+ * xrcd, cq and srq_num, the number the kernel gave it.
+ */
+struct verbs_srq {
+	struct ibv_srq srq;
+	enum ibv_srq_type srq_type;
+	struct verbs_xrcd *xrcd;
+	struct ibv_cq *cq;
+	uint32_t srq_num;
+};
+
 /* verbs_qp.comp_mask */
 enum verbs_qp_mask {
 	VERBS_QP_XRCD = 1 << 0,
@@ -395,6 +418,21 @@ struct ibv_query_srq {
 	struct ib_uverbs_query_srq core_payload;
 };
 
+struct ibv_open_xrcd {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_open_xrcd core_payload;
+};
+
+struct ibv_create_xsrq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_xsrq core_payload;
+};
+
+struct ibv_open_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_open_qp core_payload;
+};
+
 /*
  * Not passed to libibverbs: the provider writes this one to cmd_fd itself
  * (a POST_SEND with no work requests, the vroce send queue doorbell).  It
@@ -485,6 +523,13 @@ int ibv_cmd_alloc_pd(struct ibv_context *context, struct ibv_pd *pd,
 		     struct ib_uverbs_alloc_pd_resp *resp, size_t resp_size);
 int ibv_cmd_dealloc_pd(struct ibv_pd *pd);
 
+/* XRC domains: the kernel's commands, no driver data. */
+int ibv_cmd_open_xrcd(struct ibv_context *context, struct verbs_xrcd *xrcd,
+		      int vxrcd_size, struct ibv_xrcd_init_attr *attr,
+		      struct ibv_open_xrcd *cmd, size_t cmd_size,
+		      struct ib_uverbs_open_xrcd_resp *resp, size_t resp_size);
+int ibv_cmd_close_xrcd(struct verbs_xrcd *xrcd);
+
 /*
  * CQ and QP commands.  These fill in the libibverbs object they are given
  * (handle, cqe, qp_num, ...); ibv_cmd_create_qp() also writes the
@@ -503,6 +548,24 @@ int ibv_cmd_create_qp(struct ibv_pd *pd, struct ibv_qp *qp,
 		      struct ibv_qp_init_attr *attr, struct ibv_create_qp *cmd,
 		      size_t cmd_size, struct ib_uverbs_create_qp_resp *resp,
 		      size_t resp_size);
+/*
+ * ibv_cmd_create_qp_ex() is ibv_cmd_create_qp() for any QP type, XRC
+ * included: attr_ex->comp_mask may hold IBV_QP_INIT_ATTR_PD,
+ * IBV_QP_INIT_ATTR_XRCD and IBV_QP_INIT_ATTR_SEND_OPS_FLAGS, nothing else.
+ * It fills in qp->qp as ibv_create_qp() would and sets comp_mask and xrcd
+ * of its own struct verbs_qp.  ibv_cmd_open_qp() opens the XRC TGT QP
+ * attr->qp_num of attr->xrcd; vqp_sz tells how much room the provider
+ * has for libibverbs' struct verbs_qp.
+ */
+int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr_ex,
+			 struct ibv_create_qp *cmd, size_t cmd_size,
+			 struct ib_uverbs_create_qp_resp *resp,
+			 size_t resp_size);
+int ibv_cmd_open_qp(struct ibv_context *context, struct verbs_qp *qp,
+		    int vqp_sz, struct ibv_qp_open_attr *attr,
+		    struct ibv_open_qp *cmd, size_t cmd_size,
+		    struct ib_uverbs_create_qp_resp *resp, size_t resp_size);
 int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
 		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
 		     struct ibv_query_qp *cmd, size_t cmd_size);
@@ -554,13 +617,20 @@ int ibv_cmd_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
 
 /*
  * SRQ commands.  ibv_cmd_create_srq() sets context and handle of srq and
- * writes the max_wr and max_sge the kernel granted back to attr->attr.
+ * writes the max_wr and max_sge the kernel granted back to attr->attr;
+ * ibv_cmd_create_srq_ex() does the same for any SRQ type (an XRC SRQ goes
+ * to the kernel as CREATE_XSRQ) and also fills in the verbs_srq.
  */
 int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
 		       struct ibv_srq_init_attr *attr,
 		       struct ibv_create_srq *cmd, size_t cmd_size,
 		       struct ib_uverbs_create_srq_resp *resp,
 		       size_t resp_size);
+int ibv_cmd_create_srq_ex(struct ibv_context *context, struct verbs_srq *srq,
+			  struct ibv_srq_init_attr_ex *attr_ex,
+			  struct ibv_create_xsrq *cmd, size_t cmd_size,
+			  struct ib_uverbs_create_srq_resp *resp,
+			  size_t resp_size);
 int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 		       int srq_attr_mask, struct ibv_modify_srq *cmd,
 		       size_t cmd_size);

@@ -10,6 +10,10 @@
  * call.  The kernel's send engine sleeps when it finds the SQ empty; it
  * then sets VROCE_SQ_NEEDS_WAKEUP in the SQ's notify word and post_send
  * wakes it with one POST_SEND command carrying no work requests.
+ *
+ * An XRC INI QP (IBV_QPT_XRC_SEND) has only the send queue, each of its
+ * WQEs naming the remote XRC SRQ; an XRC TGT QP (IBV_QPT_XRC_RECV),
+ * created or opened with ibv_open_qp(), has no ring at all.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -33,21 +37,24 @@ static int vroce_wq_init(struct vroce_wq *wq)
 /*
  * Map the rings the kernel created, after checking that they can hold
  * what it granted in attr->cap: max_*_wr WQEs of max_*_sge SGEs (or, in
- * the SQ, max_inline_data bytes) each.
+ * the SQ, max_inline_data bytes) each.  An XRC TGT QP has no ring; an
+ * XRC INI QP only an SQ, as has a QP with an SRQ.
  *
- * Whether there is an RQ is decided by attr->srq, not by rq_offset: 0 is
- * a valid mmap offset (ib_core hands out the lowest free page offset of
- * the context, 0 first, and reuses it once its ring is gone), so any ring
- * may be at offset 0.
+ * Which rings there are is decided by the QP's type and attr->srq, not
+ * by the offsets: 0 is a valid mmap offset (ib_core hands out the lowest
+ * free page offset of the context, 0 first, and reuses it once its ring
+ * is gone), so any ring may be at offset 0.
  */
 static int vroce_qp_map(struct vroce_qp *qp, int cmd_fd,
-			const struct ibv_qp_init_attr *attr,
+			const struct ibv_qp_init_attr_ex *attr,
 			const struct vroce_create_qp_resp *drv)
 {
 	const struct ibv_qp_cap *cap = &attr->cap;
 	uint64_t need;
 	int ret;
 
+	if (attr->qp_type == IBV_QPT_XRC_RECV)
+		return 0;
 	need = (uint64_t)cap->max_send_sge * sizeof(struct vroce_sge);
 	if (need < cap->max_inline_data)
 		need = cap->max_inline_data;
@@ -63,8 +70,11 @@ static int vroce_qp_map(struct vroce_qp *qp, int cmd_fd,
 	qp->sq.max_sge = cap->max_send_sge;
 	qp->max_inline = cap->max_inline_data;
 
-	/* The receives of an SRQ-backed QP go to the SRQ's ring. */
-	if (attr->srq)
+	/*
+	 * The receives of an SRQ-backed QP go to the SRQ's ring; an XRC INI
+	 * QP receives nothing.
+	 */
+	if (attr->srq || attr->qp_type == IBV_QPT_XRC_SEND)
 		return 0;
 
 	need = (uint64_t)cap->max_recv_sge * sizeof(struct vroce_sge) +
@@ -84,31 +94,14 @@ static int vroce_qp_map(struct vroce_qp *qp, int cmd_fd,
 }
 
 /*
- * Creates an RC, UC or UD QP and maps its rings; on failure NULL with
- * errno set.  attr->cap is set to what the kernel granted.
+ * A zeroed QP in memory of @ibpd (NULL: none, as an XRC TGT QP has), its
+ * queue locks set up; NULL with errno set on failure.
  */
-struct vroce_qp *vroce_qp_new(struct ibv_pd *ibpd,
-			      struct ibv_qp_init_attr *attr)
+static struct vroce_qp *vroce_qp_alloc(struct ibv_pd *ibpd)
 {
-	struct vroce_create_qp_cmd_resp resp = {};
-	struct ibv_create_qp cmd = {};
 	struct vroce_qp *qp;
 	bool custom;
 	int ret;
-
-	switch (attr->qp_type) {
-	case IBV_QPT_RC:
-	case IBV_QPT_UC:
-	case IBV_QPT_UD:
-		break;
-	default:
-		errno = EOPNOTSUPP;
-		return NULL;
-	}
-	if (!attr->send_cq || !attr->recv_cq) {
-		errno = EINVAL;
-		return NULL;
-	}
 
 	qp = vroce_pd_zalloc(ibpd, sizeof(*qp), VROCE_RES_TYPE_QP, &custom);
 	if (!qp) {
@@ -125,29 +118,8 @@ struct vroce_qp *vroce_qp_new(struct ibv_pd *ibpd,
 	ret = vroce_wq_init(&qp->rq);
 	if (ret)
 		goto err_sq_lock;
-
-	/* On success this also writes the granted capabilities to attr->cap. */
-	ret = ibv_cmd_create_qp(ibpd, &qp->vqp.qp, attr, &cmd, sizeof(cmd),
-				&resp.ibv_resp, sizeof(resp));
-	if (ret)
-		goto err_rq_lock;
-
-	ret = vroce_qp_map(qp, ibpd->context->cmd_fd, attr, &resp.drv);
-	if (ret)
-		goto err_destroy;
-
-	/* No struct ibv_qp_ex operations, no XRC domain. */
-	qp->vqp.comp_mask = 0;
-	qp->state = IBV_QPS_RESET;
-	qp->sq_sig_all = attr->sq_sig_all;
-	qp->qpn = resp.drv.qpn;
-	vroce_pd_get(ibpd);
 	return qp;
 
-err_destroy:
-	ibv_cmd_destroy_qp(&qp->vqp.qp);
-err_rq_lock:
-	pthread_spin_destroy(&qp->rq.lock);
 err_sq_lock:
 	pthread_spin_destroy(&qp->sq.lock);
 err_free:
@@ -156,12 +128,165 @@ err_free:
 	return NULL;
 }
 
+/* Undoes vroce_qp_alloc(). */
+static void vroce_qp_dealloc(struct vroce_qp *qp)
+{
+	pthread_spin_destroy(&qp->rq.lock);
+	pthread_spin_destroy(&qp->sq.lock);
+	vroce_pd_free(qp->alloc_pd, qp, VROCE_RES_TYPE_QP, qp->custom);
+}
+
+/*
+ * What the kernel is asked for a QP of @attr, in @kattr; 0 or the errno
+ * of an attr that cannot make one.  RC, UC and UD need a PD and both CQs.
+ * An XRC INI QP (XRC_SEND) needs a PD and a send CQ; it has no receive
+ * side, so a receive CQ and receive capabilities are ignored and an SRQ
+ * refused.  An XRC TGT QP (XRC_RECV) needs an XRC domain and nothing
+ * else: its PD, CQs and work queues are the XRC SRQs' it serves.
+ */
+static int vroce_qp_kattr(struct ibv_context *ibctx,
+			  const struct ibv_qp_init_attr_ex *attr,
+			  struct ibv_qp_init_attr_ex *kattr)
+{
+	bool pd = (attr->comp_mask & IBV_QP_INIT_ATTR_PD) && attr->pd &&
+		  attr->pd->context == ibctx;
+
+	/* What comp_mask does not name, the kernel is not told. */
+	*kattr = *attr;
+	kattr->comp_mask = IBV_QP_INIT_ATTR_PD;
+	switch (attr->qp_type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		return pd && attr->send_cq && attr->recv_cq ? 0 : EINVAL;
+	case IBV_QPT_XRC_SEND:
+		kattr->recv_cq = NULL;
+		kattr->cap.max_recv_wr = 0;
+		kattr->cap.max_recv_sge = 0;
+		return pd && attr->send_cq && !attr->srq ? 0 : EINVAL;
+	case IBV_QPT_XRC_RECV:
+		*kattr = (struct ibv_qp_init_attr_ex){
+			.qp_context = attr->qp_context,
+			.qp_type = attr->qp_type,
+			.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+			.xrcd = attr->xrcd,
+		};
+		return (attr->comp_mask & IBV_QP_INIT_ATTR_XRCD) &&
+		       attr->xrcd && attr->xrcd->context == ibctx ? 0 : EINVAL;
+	default:
+		return EOPNOTSUPP;
+	}
+}
+
+/*
+ * Creates a QP of any type vroce has and maps its rings; on failure NULL
+ * with errno set.  attr->cap is set to what the kernel granted.
+ */
+struct vroce_qp *vroce_qp_new(struct ibv_context *ibctx,
+			      struct ibv_qp_init_attr_ex *attr)
+{
+	struct vroce_create_qp_cmd_resp resp = {};
+	struct ibv_qp_init_attr_ex kattr;
+	struct ibv_create_qp cmd = {};
+	struct vroce_qp *qp;
+	int ret;
+
+	ret = vroce_qp_kattr(ibctx, attr, &kattr);
+	if (ret) {
+		errno = ret;
+		return NULL;
+	}
+	qp = vroce_qp_alloc(kattr.pd);
+	if (!qp)
+		return NULL;
+
+	/*
+	 * On success this also writes the granted capabilities to
+	 * kattr.cap, and sets the XRC domain of a TGT QP in qp->vqp.
+	 */
+	ret = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &kattr, &cmd, sizeof(cmd),
+				   &resp.ibv_resp, sizeof(resp));
+	if (ret)
+		goto err_dealloc;
+
+	ret = vroce_qp_map(qp, ibctx->cmd_fd, &kattr, &resp.drv);
+	if (ret)
+		goto err_destroy;
+
+	qp->state = IBV_QPS_RESET;
+	qp->sq_sig_all = kattr.sq_sig_all;
+	/* ib_core's answer: a TGT QP's creation has no driver data. */
+	qp->qpn = qp->vqp.qp.qp_num;
+	vroce_pd_get(kattr.pd);
+	attr->cap = kattr.cap;
+	return qp;
+
+err_destroy:
+	ibv_cmd_destroy_qp(&qp->vqp.qp);
+err_dealloc:
+	vroce_qp_dealloc(qp);
+	errno = ret;
+	return NULL;
+}
+
 struct ibv_qp *vroce_create_qp(struct ibv_pd *ibpd,
 			       struct ibv_qp_init_attr *attr)
 {
-	struct vroce_qp *qp = vroce_qp_new(ibpd, attr);
+	struct ibv_qp_init_attr_ex ex = {
+		.qp_context = attr->qp_context,
+		.send_cq = attr->send_cq,
+		.recv_cq = attr->recv_cq,
+		.srq = attr->srq,
+		.cap = attr->cap,
+		.qp_type = attr->qp_type,
+		.sq_sig_all = attr->sq_sig_all,
+		.comp_mask = IBV_QP_INIT_ATTR_PD,
+		.pd = ibpd,
+	};
+	struct vroce_qp *qp;
 
-	return qp ? &qp->vqp.qp : NULL;
+	qp = vroce_qp_new(ibpd->context, &ex);
+	if (!qp)
+		return NULL;
+	attr->cap = ex.cap;
+	return &qp->vqp.qp;
+}
+
+/*
+ * ibv_open_qp(): the XRC TGT QP attr->qp_num of attr->xrcd, which another
+ * process (or context) created.  It has no rings; it is modified, queried
+ * and destroyed (which only closes it) as any QP.
+ */
+struct ibv_qp *vroce_open_qp(struct ibv_context *ibctx,
+			     struct ibv_qp_open_attr *attr)
+{
+	const uint32_t need = IBV_QP_OPEN_ATTR_XRCD | IBV_QP_OPEN_ATTR_NUM |
+			      IBV_QP_OPEN_ATTR_TYPE;
+	struct ib_uverbs_create_qp_resp resp = {};
+	struct ibv_open_qp cmd = {};
+	struct vroce_qp *qp;
+	int ret;
+
+	if ((attr->comp_mask & need) != need || !attr->xrcd ||
+	    attr->xrcd->context != ibctx ||
+	    attr->qp_type != IBV_QPT_XRC_RECV) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = vroce_qp_alloc(NULL);
+	if (!qp)
+		return NULL;
+	/* libibverbs' struct verbs_qp may use the slack behind ours. */
+	ret = ibv_cmd_open_qp(ibctx, &qp->vqp, offsetof(struct vroce_qp, sq),
+			      attr, &cmd, sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		vroce_qp_dealloc(qp);
+		errno = ret;
+		return NULL;
+	}
+	qp->state = IBV_QPS_UNKNOWN;
+	qp->qpn = attr->qp_num;
+	return &qp->vqp.qp;
 }
 
 int vroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -186,16 +311,17 @@ int vroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 				sizeof(cmd));
 }
 
-/* Unmaps and frees what vroce_qp_new() made, once the kernel QP is gone. */
+/*
+ * Unmaps and frees what vroce_qp_new() or vroce_open_qp() made, once the
+ * kernel QP is gone.
+ */
 static void vroce_qp_release(struct vroce_qp *qp)
 {
 	vroce_ring_unmap(&qp->sq.ring);
 	vroce_ring_unmap(&qp->rq.ring);
-	pthread_spin_destroy(&qp->rq.lock);
-	pthread_spin_destroy(&qp->sq.lock);
 	vroce_qpx_free(qp);
 	vroce_pd_put(qp->alloc_pd);
-	vroce_pd_free(qp->alloc_pd, qp, VROCE_RES_TYPE_QP, qp->custom);
+	vroce_qp_dealloc(qp);
 }
 
 /*
@@ -304,7 +430,11 @@ int vroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	bool posted;
 	int ret, db;
 
-	/* An SRQ-backed QP has no RQ: receives go to ibv_post_srq_recv(). */
+	/*
+	 * An SRQ-backed QP has no RQ: receives go to ibv_post_srq_recv().
+	 * Nor has an XRC QP: an INI QP receives nothing, a TGT QP's
+	 * receives go to the XRC SRQ each request names.
+	 */
 	if (!qp->rq.ring.hdr || state == IBV_QPS_RESET) {
 		*bad_wr = wr;
 		return EINVAL;
@@ -325,8 +455,8 @@ int vroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 /*
  * The opcodes each transport allows (the opcode table of ibv_post_send(3),
  * less SEND_WITH_INV on UC: the IBTA defines Send with Invalidate packets
- * for RC and XRC only), and their enum ib_uverbs_wr_opcode value.
- * Returns -1 if the QP cannot post it.
+ * for RC and XRC only), and their enum ib_uverbs_wr_opcode value; an XRC
+ * INI QP posts what RC does.  Returns -1 if the QP cannot post it.
  */
 static int vroce_wqe_opcode(enum ibv_qp_type qp_type,
 			    enum ibv_wr_opcode opcode)
@@ -514,6 +644,9 @@ int vroce_send_wqe_hdr(struct vroce_qp *qp, const struct ibv_send_wr *wr,
 		hdr->u.ud.remote_qpn = wr->wr.ud.remote_qpn;
 		hdr->u.ud.remote_qkey = wr->wr.ud.remote_qkey;
 	}
+	/* An XRC INI QP sends to the XRC SRQ each WR names. */
+	if (qp_type == IBV_QPT_XRC_SEND)
+		hdr->xrc_srqn = wr->qp_type.xrc.remote_srqn;
 	return 0;
 }
 
@@ -596,9 +729,14 @@ bool vroce_sq_publish(struct vroce_qp *qp)
 	       VROCE_SQ_NEEDS_WAKEUP;
 }
 
-/* Whether the QP's state lets the send queue take WRs (RTS on). */
+/*
+ * Whether the QP has a send queue (an XRC TGT QP has none) and its state
+ * lets it take WRs (RTS on).
+ */
 bool vroce_sq_accepts(struct vroce_qp *qp)
 {
+	if (!qp->sq.ring.hdr)
+		return false;
 	switch (vroce_qp_state(qp)) {
 	case IBV_QPS_RESET:
 	case IBV_QPS_INIT:
@@ -613,7 +751,7 @@ bool vroce_sq_accepts(struct vroce_qp *qp)
  * Posting sends is refused in RESET, INIT and RTR (in the IBTA QP state
  * machine the send queue accepts WRs from RTS on) and allowed in RTS, SQD,
  * SQE and ERR; in SQE and ERR the kernel completes them with a flush
- * error.
+ * error.  A QP without a send queue (XRC TGT) refuses them all: EINVAL.
  *
  * WRs before the first one that fails are posted; *bad_wr names the one
  * that failed.  If all were posted but the doorbell system call failed,

@@ -36,6 +36,7 @@ static uint64_t vroce_qpx_ops(enum ibv_qp_type type)
 {
 	switch (type) {
 	case IBV_QPT_RC:
+	case IBV_QPT_XRC_SEND:
 		return VROCE_QPX_RC_OPS;
 	case IBV_QPT_UC:
 		return VROCE_QPX_UC_OPS;
@@ -321,13 +322,18 @@ static void vroce_wr_set_ud_addr(struct ibv_qp_ex *ibqpx, struct ibv_ah *ah,
 	x->wr.wr.ud.remote_qkey = remote_qkey;
 }
 
-/* vroce has no XRC QPs: no WR can name an XRC SRQ. */
+/* The remote XRC SRQ of a WR of an XRC INI QP; no other QP has one. */
 static void vroce_wr_set_xrc_srqn(struct ibv_qp_ex *ibqpx, uint32_t srqn)
 {
-	struct vroce_qpx *x = to_vqp_ex(ibqpx)->x;
+	struct vroce_qpx *x = vroce_wr_cur(ibqpx);
 
-	(void)srqn;
-	vroce_wr_fail(x, EOPNOTSUPP);
+	if (!x)
+		return;
+	if (ibqpx->qp_base.qp_type != IBV_QPT_XRC_SEND) {
+		vroce_wr_fail(x, EOPNOTSUPP);
+		return;
+	}
+	x->wr.qp_type.xrc.remote_srqn = srqn;
 }
 
 /* ---- the critical section ---- */
@@ -453,44 +459,33 @@ void vroce_qpx_free(struct vroce_qp *qp)
 }
 
 /*
- * ibv_create_qp_ex(): what ibv_create_qp() creates (a PD is required; no
- * XRC, no create flags, no TSO), plus the ibv_wr_* operations if
- * send_ops_flags asks for them.  An operation the QP type cannot post
- * fails the creation with EOPNOTSUPP, as the man page says.
+ * ibv_create_qp_ex(): what ibv_create_qp() creates, and XRC QPs: an INI
+ * QP (XRC_SEND) with a PD, a TGT QP (XRC_RECV) with an XRC domain
+ * (IBV_QP_INIT_ATTR_XRCD) instead.  No create flags, no TSO.  The
+ * ibv_wr_* operations come if send_ops_flags asks for them; an operation
+ * the QP type cannot post (any, on a TGT QP) fails the creation with
+ * EOPNOTSUPP, as the man page says.
  */
 struct ibv_qp *vroce_create_qp_ex(struct ibv_context *ibctx,
 				  struct ibv_qp_init_attr_ex *attr)
 {
-	const uint32_t known = IBV_QP_INIT_ATTR_PD |
+	const uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD |
 			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS |
 			       IBV_QP_INIT_ATTR_CREATE_FLAGS;
-	struct ibv_qp_init_attr base = {
-		.qp_context = attr->qp_context,
-		.send_cq = attr->send_cq,
-		.recv_cq = attr->recv_cq,
-		.srq = attr->srq,
-		.cap = attr->cap,
-		.qp_type = attr->qp_type,
-		.sq_sig_all = attr->sq_sig_all,
-	};
 	bool ops = attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	uint64_t can = vroce_qpx_ops(attr->qp_type);
 	struct vroce_qp *qp;
 	int ret;
 
 	if ((attr->comp_mask & ~known) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	     attr->create_flags) ||
-	    (ops && (attr->send_ops_flags & ~vroce_qpx_ops(attr->qp_type)))) {
+	    (ops && (!can || (attr->send_ops_flags & ~can)))) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd ||
-	    attr->pd->context != ibctx) {
-		errno = EINVAL;
-		return NULL;
-	}
 
-	qp = vroce_qp_new(attr->pd, &base);
+	qp = vroce_qp_new(ibctx, attr);
 	if (!qp)
 		return NULL;
 	if (ops) {
@@ -501,6 +496,5 @@ struct ibv_qp *vroce_create_qp_ex(struct ibv_context *ibctx,
 			return NULL;
 		}
 	}
-	attr->cap = base.cap;
 	return &qp->vqp.qp;
 }

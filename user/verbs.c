@@ -148,3 +148,43 @@ void vroce_unimport_pd(struct ibv_pd *ibpd)
 		return;
 	free(pd);
 }
+
+/*
+ * ibv_open_xrcd(): the kernel's XRC domain of attr->fd (or a new one);
+ * no driver data.  XRC SRQs and TGT QPs name it by its handle.
+ */
+struct ibv_xrcd *vroce_open_xrcd(struct ibv_context *ibctx,
+				 struct ibv_xrcd_init_attr *attr)
+{
+	struct ib_uverbs_open_xrcd_resp resp = {};
+	struct ibv_open_xrcd cmd = {};
+	struct verbs_xrcd *xrcd = calloc(1, sizeof(*xrcd));
+	int ret;
+
+	if (!xrcd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = ibv_cmd_open_xrcd(ibctx, xrcd, sizeof(*xrcd), attr, &cmd,
+				sizeof(cmd), &resp, sizeof(resp));
+	if (ret) {
+		free(xrcd);
+		errno = ret;
+		return NULL;
+	}
+	return &xrcd->xrcd;
+}
+
+/* EBUSY while an XRC SRQ or TGT QP of it exists: it then stays. */
+int vroce_close_xrcd(struct ibv_xrcd *ibxrcd)
+{
+	struct verbs_xrcd *xrcd = vroce_container_of(ibxrcd, struct verbs_xrcd,
+						     xrcd);
+	int ret;
+
+	ret = ibv_cmd_close_xrcd(xrcd);
+	if (ret)
+		return ret;
+	free(xrcd);
+	return 0;
+}

@@ -15,8 +15,8 @@ static void vroce_free_context(struct ibv_context *ibctx);
 
 /*
  * Verbs we implement.  Every op left NULL keeps libibverbs' default, which
- * fails with EOPNOTSUPP: the extended verbs but ibv_create_cq_ex() and
- * ibv_create_qp_ex() (ibv_create_srq_ex() beyond a basic SRQ, ...), XRC,
+ * fails with EOPNOTSUPP: the extended verbs other than ibv_create_cq_ex(),
+ * ibv_create_qp_ex(), ibv_create_srq_ex() and those of XRC (WQs, ...),
  * flows, DM, counters.  Multicast groups are the kernel's alone (its
  * commands, with no data of ours); thread and parent domains are ours
  * alone (domain.c).  bind_mw and post_srq_ops are set
@@ -29,12 +29,14 @@ static const struct verbs_context_ops vroce_ctx_ops = {
 	.alloc_td = vroce_alloc_td,
 	.attach_mcast = ibv_cmd_attach_mcast,
 	.bind_mw = vroce_bind_mw,
+	.close_xrcd = vroce_close_xrcd,
 	.create_ah = vroce_create_ah,
 	.create_cq = vroce_create_cq,
 	.create_cq_ex = vroce_create_cq_ex,
 	.create_qp = vroce_create_qp,
 	.create_qp_ex = vroce_create_qp_ex,
 	.create_srq = vroce_create_srq,
+	.create_srq_ex = vroce_create_srq_ex,
 	.dealloc_mw = vroce_dealloc_mw,
 	.dealloc_pd = vroce_dealloc_pd,
 	.dealloc_td = vroce_dealloc_td,
@@ -45,10 +47,13 @@ static const struct verbs_context_ops vroce_ctx_ops = {
 	.destroy_srq = vroce_destroy_srq,
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = vroce_free_context,
+	.get_srq_num = vroce_get_srq_num,
 	.import_mr = vroce_import_mr,
 	.import_pd = vroce_import_pd,
 	.modify_qp = vroce_modify_qp,
 	.modify_srq = vroce_modify_srq,
+	.open_qp = vroce_open_qp,
+	.open_xrcd = vroce_open_xrcd,
 	.poll_cq = vroce_poll_cq,
 	.post_recv = vroce_post_recv,
 	.post_send = vroce_post_send,

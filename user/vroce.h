@@ -123,18 +123,21 @@ struct vroce_qp {
 	 * Zeroes behind vqp: ibv_qp_to_qp_ex() reads verbs_qp.comp_mask at
 	 * an offset that follows the size of the public struct ibv_qp_ex,
 	 * which grows with rdma-core releases (comp_mask at 344 in v39, 352
-	 * in v44, 360 in v56.1).  For a QP without ibv_wr_* operations,
-	 * whatever libibverbs we run with then reads 0 rather than our own
-	 * fields.  A QP with them (qp_ex.c) has VERBS_QP_EX at the offset of
-	 * the headers we were built with.  A newer libibverbs reads the low
-	 * half of vqp.xrcd (never set) or the slack, an older one the
-	 * wr_atomic_write pointer, which is still NULL when qp_ex.c checks
-	 * (it sets it only after): each finds 0, and ibv_create_qp_ex()
-	 * then refuses the QP (EOPNOTSUPP) rather than hand out a struct
-	 * ibv_qp_ex of another layout.
+	 * in v44, 360 in v56.1).  ibv_cmd_create_qp_ex() and
+	 * ibv_cmd_open_qp() write comp_mask (0, or VERBS_QP_XRCD for an XRC
+	 * TGT QP) and xrcd at the offsets of whatever libibverbs we run
+	 * with, within vqp and this slack, so for a QP without ibv_wr_*
+	 * operations it reads back what it wrote.  A QP with them (qp_ex.c,
+	 * never an XRC TGT QP) has VERBS_QP_EX at the offset of the headers
+	 * we were built with.  A newer libibverbs reads the 0 it wrote at
+	 * its own offset, an older one the wr_atomic_write pointer, which is
+	 * still NULL when qp_ex.c checks (it sets it only after): each finds
+	 * no VERBS_QP_EX, and ibv_create_qp_ex() then refuses the QP
+	 * (EOPNOTSUPP) rather than hand out a struct ibv_qp_ex of another
+	 * layout.
 	 */
 	uint8_t vqp_slack[64];
-	struct vroce_wq sq;
+	struct vroce_wq sq;		/* ring.hdr NULL: no SQ (XRC TGT) */
 	struct vroce_wq rq;
 	uint32_t max_inline;
 	/*
@@ -145,7 +148,8 @@ struct vroce_qp {
 	bool sq_sig_all;
 	uint32_t qpn;
 	struct vroce_qpx *x;		/* NULL: no ibv_qp_ex operations */
-	struct ibv_pd *alloc_pd;	/* whose memory this is (domain.c) */
+	struct ibv_pd *alloc_pd;	/* whose memory this is (domain.c);
+					 * NULL for an XRC TGT QP */
 	bool custom, x_custom;
 };
 
@@ -159,14 +163,14 @@ struct vroce_ah {
 };
 
 /*
- * A shared receive queue: the provider produces receive WQEs into ring
- * (stride wqe_size, as a QP's RQ), the kernel consumes them.  lock
- * serialises post_srq_recv.
+ * A shared receive queue, basic or XRC: the provider produces receive
+ * WQEs into ring (stride wqe_size, as a QP's RQ), the kernel consumes
+ * them.  lock serialises post_srq_recv.
  */
 struct vroce_srq {
-	struct ibv_srq ibv_srq;
+	struct verbs_srq vsrq;
 	struct vroce_wq wq;		/* max_sge as the kernel granted it */
-	uint32_t srqn;
+	uint32_t srqn;			/* ibv_get_srq_num() */
 	struct ibv_pd *alloc_pd;	/* whose memory this is (domain.c) */
 	bool custom;
 };
@@ -268,10 +272,13 @@ static inline struct ibv_pd *vroce_pd_protection(struct ibv_pd *ibpd)
 	return pd && pd->protection ? &pd->protection->ibv_pd : ibpd;
 }
 
-/* Whether objects made with @ibpd take no locks (a thread domain). */
+/*
+ * Whether objects made with @ibpd take no locks (a thread domain); an
+ * object made without a PD (an XRC TGT QP) takes them.
+ */
 static inline bool vroce_pd_lockless(struct ibv_pd *ibpd)
 {
-	return to_vpd(ibpd)->td != NULL;
+	return ibpd && to_vpd(ibpd)->td != NULL;
 }
 
 static inline void vroce_wq_lock(struct vroce_wq *wq)
@@ -330,7 +337,7 @@ static inline struct vroce_ah *to_vah(struct ibv_ah *ibah)
 
 static inline struct vroce_srq *to_vsrq(struct ibv_srq *ibsrq)
 {
-	return vroce_container_of(ibsrq, struct vroce_srq, ibv_srq);
+	return vroce_container_of(ibsrq, struct vroce_srq, vsrq.srq);
 }
 
 /* verbs.c */
@@ -346,6 +353,9 @@ struct ibv_pd *vroce_alloc_pd(struct ibv_context *ibctx);
 int vroce_dealloc_pd(struct ibv_pd *ibpd);
 struct ibv_pd *vroce_import_pd(struct ibv_context *ibctx, uint32_t pd_handle);
 void vroce_unimport_pd(struct ibv_pd *ibpd);
+struct ibv_xrcd *vroce_open_xrcd(struct ibv_context *ibctx,
+				 struct ibv_xrcd_init_attr *attr);
+int vroce_close_xrcd(struct ibv_xrcd *ibxrcd);
 
 /* domain.c */
 struct ibv_td *vroce_alloc_td(struct ibv_context *ibctx,
@@ -380,6 +390,9 @@ int vroce_destroy_ah(struct ibv_ah *ibah);
 /* srq.c */
 struct ibv_srq *vroce_create_srq(struct ibv_pd *ibpd,
 				 struct ibv_srq_init_attr *attr);
+struct ibv_srq *vroce_create_srq_ex(struct ibv_context *ibctx,
+				    struct ibv_srq_init_attr_ex *attr);
+int vroce_get_srq_num(struct ibv_srq *ibsrq, uint32_t *srq_num);
 int vroce_modify_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr,
 		     int attr_mask);
 int vroce_query_srq(struct ibv_srq *ibsrq, struct ibv_srq_attr *attr);
@@ -401,11 +414,13 @@ int vroce_resize_cq(struct ibv_cq *ibcq, int cqe);
 int vroce_destroy_cq(struct ibv_cq *ibcq);
 
 /* qp.c */
-struct vroce_qp *vroce_qp_new(struct ibv_pd *ibpd,
-			      struct ibv_qp_init_attr *attr);
+struct vroce_qp *vroce_qp_new(struct ibv_context *ibctx,
+			      struct ibv_qp_init_attr_ex *attr);
 void vroce_qp_free(struct vroce_qp *qp);
 struct ibv_qp *vroce_create_qp(struct ibv_pd *ibpd,
 			       struct ibv_qp_init_attr *attr);
+struct ibv_qp *vroce_open_qp(struct ibv_context *ibctx,
+			     struct ibv_qp_open_attr *attr);
 int vroce_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		    int attr_mask);
 int vroce_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,

@@ -222,3 +222,20 @@ int vroce_ieth_parse(vr_u32 *rkey, const void *buf, vr_size len)
 {
 	return get_word(rkey, buf, len);
 }
+
+int vroce_xrceth_pack(vr_u32 srqn, void *buf, vr_size len)
+{
+	if (srqn & ~VROCE_QPN_MASK)
+		return VROCE_EINVAL;
+	return put_word(srqn, buf, len);
+}
+
+int vroce_xrceth_parse(vr_u32 *srqn, const void *buf, vr_size len)
+{
+	vr_u32 v;
+	int ret = get_word(&v, buf, len);
+
+	if (ret >= 0)
+		*srqn = v & VROCE_QPN_MASK;
+	return ret;
+}

@@ -33,6 +33,7 @@
 #define VROCE_IMMDT_LEN		4
 #define VROCE_IETH_LEN		4
 #define VROCE_DETH_LEN		8
+#define VROCE_XRCETH_LEN	4
 #define VROCE_CNP_RSVD_LEN	16	/* reserved bytes after a CNP's BTH */
 #define VROCE_ICRC_LEN		4
 
@@ -132,5 +133,12 @@ int vroce_immdt_parse(vr_u32 *imm, const void *buf, vr_size len);
 
 int vroce_ieth_pack(vr_u32 rkey, void *buf, vr_size len);
 int vroce_ieth_parse(vr_u32 *rkey, const void *buf, vr_size len);
+
+/*
+ * XRC Extended Transport Header, 4 bytes: 8 reserved bits, then the
+ * 24-bit number of the XRC SRQ the request is for.
+ */
+int vroce_xrceth_pack(vr_u32 srqn, void *buf, vr_size len);
+int vroce_xrceth_parse(vr_u32 *srqn, const void *buf, vr_size len);
 
 #endif /* VROCE_CORE_HDR_H */

@@ -21,6 +21,7 @@
 #define IMMDT		VROCE_IMMDT_LEN
 #define IETH		VROCE_IETH_LEN
 #define DETH		VROCE_DETH_LEN
+#define XRCETH		VROCE_XRCETH_LEN
 
 #define H_RETH		VROCE_HDR_RETH
 #define H_AETH		VROCE_HDR_AETH
@@ -29,6 +30,7 @@
 #define H_IMMDT		VROCE_HDR_IMMDT
 #define H_IETH		VROCE_HDR_IETH
 #define H_DETH		VROCE_HDR_DETH
+#define H_XRCETH	VROCE_HDR_XRCETH
 
 /* Unreliable requests, then their reliable (acknowledged) versions. */
 #define U_SEND		(VROCE_OPF_SEND | VROCE_OPF_REQ | VROCE_OPF_PAYLOAD)
@@ -51,6 +53,11 @@
 			 VROCE_OPF_PAYLOAD)
 #define R_ACK		(VROCE_OPF_ACK | VROCE_OPF_RESP)
 #define R_ATOMIC_ACK	(VROCE_OPF_ATOMIC_ACK | VROCE_OPF_RESP)
+
+/* XRC: a request has an XRCETH after the BTH; a response is as in RC. */
+#define XRQ(nm, ps, hd, len, fl) \
+	OP(nm, XRC, ps, (hd) | H_XRCETH, (len) + XRCETH, fl)
+#define XRS(nm, ps, hd, len, fl) OP(nm, XRC, ps, hd, len, fl)
 
 static const struct vroce_opcode_info opcodes[256] = {
 	/* RC */
@@ -164,6 +171,50 @@ static const struct vroce_opcode_info opcodes[256] = {
 	[VROCE_OP_CNP] =
 		OP("CNP", CNP, ONLY, VROCE_HDR_CNP_RSVD,
 		   BTH + VROCE_CNP_RSVD_LEN, VROCE_OPF_CNP),
+
+	/* XRC */
+	[0xa0] = XRQ("XRC_SEND_FIRST", FIRST, 0, BTH, R_SEND),
+	[0xa1] = XRQ("XRC_SEND_MIDDLE", MIDDLE, 0, BTH, R_SEND),
+	[0xa2] = XRQ("XRC_SEND_LAST", LAST, 0, BTH, R_SEND_END),
+	[0xa3] = XRQ("XRC_SEND_LAST_WITH_IMMEDIATE", LAST,
+		     H_IMMDT, BTH + IMMDT, R_SEND_IMM),
+	[0xa4] = XRQ("XRC_SEND_ONLY", ONLY, 0, BTH, R_SEND_END),
+	[0xa5] = XRQ("XRC_SEND_ONLY_WITH_IMMEDIATE", ONLY,
+		     H_IMMDT, BTH + IMMDT, R_SEND_IMM),
+	[0xa6] = XRQ("XRC_RDMA_WRITE_FIRST", FIRST, H_RETH, BTH + RETH,
+		     R_WRITE),
+	[0xa7] = XRQ("XRC_RDMA_WRITE_MIDDLE", MIDDLE, 0, BTH, R_WRITE),
+	[0xa8] = XRQ("XRC_RDMA_WRITE_LAST", LAST, 0, BTH, R_WRITE),
+	[0xa9] = XRQ("XRC_RDMA_WRITE_LAST_WITH_IMMEDIATE", LAST,
+		     H_IMMDT, BTH + IMMDT, R_WRITE_IMM),
+	[0xaa] = XRQ("XRC_RDMA_WRITE_ONLY", ONLY, H_RETH, BTH + RETH,
+		     R_WRITE),
+	[0xab] = XRQ("XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", ONLY,
+		     H_RETH | H_IMMDT, BTH + RETH + IMMDT, R_WRITE_IMM),
+	[0xac] = XRQ("XRC_RDMA_READ_REQUEST", ONLY, H_RETH, BTH + RETH,
+		     R_READ),
+	[0xad] = XRS("XRC_RDMA_READ_RESPONSE_FIRST", FIRST,
+		     H_AETH, BTH + AETH, R_READ_RESP),
+	[0xae] = XRS("XRC_RDMA_READ_RESPONSE_MIDDLE", MIDDLE, 0, BTH,
+		     R_READ_RESP),
+	[0xaf] = XRS("XRC_RDMA_READ_RESPONSE_LAST", LAST,
+		     H_AETH, BTH + AETH, R_READ_RESP),
+	[0xb0] = XRS("XRC_RDMA_READ_RESPONSE_ONLY", ONLY,
+		     H_AETH, BTH + AETH, R_READ_RESP),
+	[0xb1] = XRS("XRC_ACKNOWLEDGE", ONLY, H_AETH, BTH + AETH, R_ACK),
+	[0xb2] = XRS("XRC_ATOMIC_ACKNOWLEDGE", ONLY,
+		     H_AETH | H_ATMACK, BTH + AETH + ATMACK, R_ATOMIC_ACK),
+	[0xb3] = XRQ("XRC_COMPARE_SWAP", ONLY, H_ATMETH, BTH + ATMETH,
+		     R_ATOMIC),
+	[0xb4] = XRQ("XRC_FETCH_ADD", ONLY, H_ATMETH, BTH + ATMETH,
+		     R_ATOMIC),
+	[0xb6] = XRQ("XRC_SEND_LAST_WITH_INVALIDATE", LAST,
+		     H_IETH, BTH + IETH, R_SEND_INV),
+	[0xb7] = XRQ("XRC_SEND_ONLY_WITH_INVALIDATE", ONLY,
+		     H_IETH, BTH + IETH, R_SEND_INV),
+	[VROCE_OP_XRC_ATOMIC_WRITE] =
+		XRQ("XRC_RDMA_ATOMIC_WRITE", ONLY, H_RETH, BTH + RETH,
+		    R_ATOMIC_WRITE),
 };
 
 const struct vroce_opcode_info *vroce_opcode_info(vr_u8 opcode)
@@ -185,6 +236,8 @@ unsigned int vroce_hdr_size(unsigned int hdr)
 	switch (hdr) {
 	case VROCE_HDR_DETH:
 		return VROCE_DETH_LEN;
+	case VROCE_HDR_XRCETH:
+		return VROCE_XRCETH_LEN;
 	case VROCE_HDR_RETH:
 		return VROCE_RETH_LEN;
 	case VROCE_HDR_ATMETH:

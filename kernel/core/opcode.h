@@ -5,10 +5,11 @@
  * BTH opcodes (IBTA vol 1, 9.2.1 table 38) and what each one implies.
  *
  * The top 3 bits of an opcode name the transport, the low 5 the operation.
- * We know every RC and UC opcode, UD SEND_ONLY[_WITH_IMMEDIATE] and the
- * RoCEv2 Congestion Notification Packet (CNP, 0x81). RD and XRC opcodes,
- * and the reserved codes, are unknown: vroce_opcode_info() returns VR_NULL
- * for them.
+ * We know every RC, UC and XRC opcode, UD SEND_ONLY[_WITH_IMMEDIATE] and
+ * the RoCEv2 Congestion Notification Packet (CNP, 0x81). RD opcodes and
+ * the reserved codes are unknown: vroce_opcode_info() returns VR_NULL for
+ * them. An XRC opcode is its RC one with the XRC transport bits (0xa0 |
+ * the operation); every XRC request carries an XRCETH after the BTH.
  */
 #ifndef VROCE_CORE_OPCODE_H
 #define VROCE_CORE_OPCODE_H
@@ -69,6 +70,9 @@ enum vroce_opcode {
 	VROCE_OP_UD_SEND_ONLY_IMM		= 0x65,
 
 	VROCE_OP_CNP				= 0x81,
+
+	VROCE_OP_XRC_SEND_FIRST			= 0xa0,
+	VROCE_OP_XRC_ATOMIC_WRITE		= 0xbd,	/* IBTA 1.5 */
 };
 
 /*
@@ -78,16 +82,17 @@ enum vroce_opcode {
  */
 enum vroce_hdr {
 	VROCE_HDR_DETH		= 1 << 0,	/*  8 bytes */
-	VROCE_HDR_RETH		= 1 << 1,	/* 16 */
-	VROCE_HDR_ATMETH	= 1 << 2,	/* 28 */
-	VROCE_HDR_AETH		= 1 << 3,	/*  4 */
-	VROCE_HDR_ATMACK	= 1 << 4,	/*  8 */
-	VROCE_HDR_IMMDT		= 1 << 5,	/*  4 */
-	VROCE_HDR_IETH		= 1 << 6,	/*  4 */
-	VROCE_HDR_CNP_RSVD	= 1 << 7,	/* 16 reserved bytes of a CNP */
+	VROCE_HDR_XRCETH	= 1 << 1,	/*  4 */
+	VROCE_HDR_RETH		= 1 << 2,	/* 16 */
+	VROCE_HDR_ATMETH	= 1 << 3,	/* 28 */
+	VROCE_HDR_AETH		= 1 << 4,	/*  4 */
+	VROCE_HDR_ATMACK	= 1 << 5,	/*  8 */
+	VROCE_HDR_IMMDT		= 1 << 6,	/*  4 */
+	VROCE_HDR_IETH		= 1 << 7,	/*  4 */
+	VROCE_HDR_CNP_RSVD	= 1 << 8,	/* 16 reserved bytes of a CNP */
 };
 
-#define VROCE_HDR_ALL		0xff
+#define VROCE_HDR_ALL		0x1ff
 
 /*
  * Properties of an opcode.
@@ -141,7 +146,7 @@ enum vroce_op_pos {
 struct vroce_opcode_info {
 	const char *name;	/* e.g. "RC_SEND_ONLY" */
 	vr_u16 flags;		/* enum vroce_opf */
-	vr_u8 hdrs;		/* enum vroce_hdr: extension headers */
+	vr_u16 hdrs;		/* enum vroce_hdr: extension headers */
 	vr_u8 hdr_len;		/* BTH plus extension headers, bytes */
 	vr_u8 transport;	/* enum vroce_transport */
 	vr_u8 pos;		/* enum vroce_op_pos */

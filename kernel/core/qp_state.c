@@ -16,7 +16,11 @@
 #define T_RC		(1u << VROCE_QPT_RC)
 #define T_UC		(1u << VROCE_QPT_UC)
 #define T_UD		(1u << VROCE_QPT_UD)
-#define T_ALL		(T_RC | T_UC | T_UD)
+#define T_XI		(1u << VROCE_QPT_XRC_INI)
+#define T_XT		(1u << VROCE_QPT_XRC_TGT)
+/* XRC QPs move as RC ones do, except into RTR and RTS. */
+#define T_RCX		(T_RC | T_XI | T_XT)
+#define T_ALL		(T_RCX | T_UC | T_UD)
 
 #define A(x)		VROCE_QP_ATTR_##x
 
@@ -52,7 +56,7 @@
 struct vroce_qp_rule {
 	vr_u8 cur;
 	vr_u8 next;
-	vr_u8 types;		/* T_* bits */
+	vr_u16 types;		/* T_* bits */
 	vr_u32 req;
 	vr_u32 opt;
 };
@@ -63,32 +67,36 @@ struct vroce_qp_rule {
 
 static const struct vroce_qp_rule vroce_qp_rules[] = {
 	RULE(RESET, INIT, T_UD,		INIT_UD,	0),
-	RULE(RESET, INIT, T_RC | T_UC,	INIT_CONN,	0),
+	RULE(RESET, INIT, T_RCX | T_UC,	INIT_CONN,	0),
 
 	RULE(INIT, INIT, T_UD,		0,		INIT_UD),
-	RULE(INIT, INIT, T_RC | T_UC,	0,		INIT_CONN),
+	RULE(INIT, INIT, T_RCX | T_UC,	0,		INIT_CONN),
 
 	RULE(INIT, RTR, T_UD,		0,		RTR_OPT_UD),
 	RULE(INIT, RTR, T_UC,		RTR_REQ_UC,	RTR_OPT_CONN),
-	RULE(INIT, RTR, T_RC,		RTR_REQ_RC,	RTR_OPT_CONN),
+	RULE(INIT, RTR, T_RC | T_XT,	RTR_REQ_RC,	RTR_OPT_CONN),
+	RULE(INIT, RTR, T_XI,		RTR_REQ_UC,	RTR_OPT_CONN),
 
 	RULE(RTR, RTS, T_UD,		A(SQ_PSN),	TO_RTS_OPT_UD),
 	RULE(RTR, RTS, T_UC,		A(SQ_PSN),	TO_RTS_OPT_UC),
 	RULE(RTR, RTS, T_RC,		RTS_REQ_RC,	TO_RTS_OPT_RC),
+	RULE(RTR, RTS, T_XI,		RTS_REQ_RC,	TO_RTS_OPT_UC),
+	RULE(RTR, RTS, T_XT,		A(TIMEOUT) | A(SQ_PSN),
+							TO_RTS_OPT_RC),
 
 	RULE(RTS, RTS, T_UD,		0,		TO_RTS_OPT_UD),
 	RULE(RTS, RTS, T_UC,		0,		TO_RTS_OPT_UC),
-	RULE(RTS, RTS, T_RC,		0,		TO_RTS_OPT_RC),
+	RULE(RTS, RTS, T_RCX,		0,		TO_RTS_OPT_RC),
 
 	RULE(RTS, SQD, T_ALL,		0,		A(EN_SQD_ASYNC_NOTIFY)),
 
 	RULE(SQD, RTS, T_UD,		0,		TO_RTS_OPT_UD),
 	RULE(SQD, RTS, T_UC,		0,		TO_RTS_OPT_UC),
-	RULE(SQD, RTS, T_RC,		0,		TO_RTS_OPT_RC),
+	RULE(SQD, RTS, T_RCX,		0,		TO_RTS_OPT_RC),
 
 	RULE(SQD, SQD, T_UD,		0,		SQD_OPT_UD),
 	RULE(SQD, SQD, T_UC,		0,		SQD_OPT_UC),
-	RULE(SQD, SQD, T_RC,		0,		SQD_OPT_RC),
+	RULE(SQD, SQD, T_RCX,		0,		SQD_OPT_RC),
 
 	RULE(SQE, RTS, T_UD,		0,		TO_RTS_OPT_UD),
 	RULE(SQE, RTS, T_UC,		0,		A(CUR_STATE) |
@@ -101,7 +109,8 @@ static const struct vroce_qp_rule vroce_qp_rules[] = {
 static vr_bool vroce_qp_type_ok(enum vroce_qp_type type)
 {
 	return type == VROCE_QPT_RC || type == VROCE_QPT_UC ||
-	       type == VROCE_QPT_UD;
+	       type == VROCE_QPT_UD || type == VROCE_QPT_XRC_INI ||
+	       type == VROCE_QPT_XRC_TGT;
 }
 
 int vroce_qp_modify_masks(enum vroce_qp_type type, enum vroce_qp_state cur,

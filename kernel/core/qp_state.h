@@ -85,6 +85,8 @@ enum vroce_qp_type {
 	VROCE_QPT_RC	= 2,
 	VROCE_QPT_UC	= 3,
 	VROCE_QPT_UD	= 4,
+	VROCE_QPT_XRC_INI	= 9,	/* XRC initiator: sends only */
+	VROCE_QPT_XRC_TGT	= 10,	/* XRC target: receives only */
 };
 
 /* The bits of enum ib_qp_attr_mask. */

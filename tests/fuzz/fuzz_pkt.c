@@ -52,7 +52,8 @@
 
 /* Every extension header bit, in wire order. */
 static const unsigned int ext_hdrs[] = {
-	VROCE_HDR_DETH, VROCE_HDR_RETH, VROCE_HDR_ATMETH, VROCE_HDR_AETH,
+	VROCE_HDR_DETH, VROCE_HDR_XRCETH, VROCE_HDR_RETH, VROCE_HDR_ATMETH,
+	VROCE_HDR_AETH,
 	VROCE_HDR_ATMACK, VROCE_HDR_IMMDT, VROCE_HDR_IETH, VROCE_HDR_CNP_RSVD,
 };
 
@@ -207,6 +208,12 @@ static void repack_ext(unsigned int hdr, const uint8_t *h, unsigned int size)
 		CHECK(vroce_deth_parse(&deth, h, size) == VROCE_DETH_LEN);
 		ret = vroce_deth_pack(&deth, out, sizeof(out));
 		want[4] = 0;	/* reserved */
+		break;
+	case VROCE_HDR_XRCETH:
+		CHECK(vroce_xrceth_parse(&word, h, size) == VROCE_XRCETH_LEN);
+		CHECK(word <= VROCE_QPN_MASK);
+		ret = vroce_xrceth_pack(word, out, sizeof(out));
+		want[0] = 0;	/* reserved */
 		break;
 	case VROCE_HDR_RETH:
 		CHECK(vroce_reth_parse(&reth, h, size) == VROCE_RETH_LEN);
@@ -467,6 +474,15 @@ static void build_exts(struct fields *f)
 	CHECK(vroce_ieth_pack(w, buf, VROCE_IETH_LEN) == VROCE_IETH_LEN);
 	CHECK(vroce_ieth_parse(&w2, buf, VROCE_IETH_LEN) ==
 	      VROCE_IETH_LEN && w2 == w);
+	ret = vroce_xrceth_pack(w, buf, VROCE_XRCETH_LEN);
+	if (w > VROCE_QPN_MASK) {
+		CHECK(ret == VROCE_EINVAL);
+	} else {
+		CHECK(ret == VROCE_XRCETH_LEN);
+		CHECK(vroce_xrceth_parse(&w2, buf, VROCE_XRCETH_LEN) ==
+		      VROCE_XRCETH_LEN && w2 == w);
+		CHECK_NOSPC(vroce_xrceth_pack, w, VROCE_XRCETH_LEN);
+	}
 	free(buf);
 }
 
@@ -545,6 +561,8 @@ static void build_packet(struct fields *f)
 		t[i] = (uint8_t)take(f, 1);
 	if (op->hdrs & VROCE_HDR_DETH)	/* reserved byte, sent as zero */
 		t[vroce_hdr_offset(op, VROCE_HDR_DETH) + 4] = 0;
+	if (op->hdrs & VROCE_HDR_XRCETH)	/* so is the XRCETH's */
+		t[vroce_hdr_offset(op, VROCE_HDR_XRCETH)] = 0;
 	for (i = 0; i < paylen; i++)
 		t[op->hdr_len + i] = (uint8_t)take(f, 1);
 	memset(t + op->hdr_len + paylen, 0, pad + VROCE_ICRC_LEN);

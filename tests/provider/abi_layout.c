@@ -217,6 +217,13 @@ static void check_cmds(void)
 	CMD_SIZE(ibv_modify_srq, ib_uverbs_modify_srq);
 	SIZE(struct ibv_query_srq, 24);
 	CMD_SIZE(ibv_query_srq, ib_uverbs_query_srq);
+	SIZE(struct ibv_open_xrcd, 24);
+	CMD_SIZE(ibv_open_xrcd, ib_uverbs_open_xrcd);
+	SIZE(struct ibv_create_xsrq, 56);
+	CMD_SIZE(ibv_create_xsrq, ib_uverbs_create_xsrq);
+	SIZE(struct ibv_open_qp, 40);
+	CMD_SIZE(ibv_open_qp, ib_uverbs_open_qp);
+	SIZE(struct ib_uverbs_open_xrcd_resp, 4);
 	SIZE(struct ib_uverbs_reg_mr_resp, 12);
 	SIZE(struct ib_uverbs_rereg_mr_resp, 8);
 	SIZE(struct ib_uverbs_alloc_mw_resp, 8);
@@ -242,6 +249,20 @@ static void check_verbs_mr(void)
 	tap_ok(IBV_MR_TYPE_MR == 0 && IBV_MR_TYPE_NULL_MR == 1 &&
 	       IBV_MR_TYPE_IMPORTED_MR == 2 && IBV_MR_TYPE_DMABUF_MR == 3,
 	       "IBV_MR_TYPE_* values");
+}
+
+static void check_verbs_xrcd_srq(void)
+{
+	SIZE(struct verbs_xrcd, 16);
+	OFF(struct verbs_xrcd, xrcd, 0);
+	OFF(struct verbs_xrcd, comp_mask, 8);
+	OFF(struct verbs_xrcd, handle, 12);
+	SIZE(struct verbs_srq, 160);
+	OFF(struct verbs_srq, srq, 0);
+	OFF(struct verbs_srq, srq_type, 128);
+	OFF(struct verbs_srq, xrcd, 136);
+	OFF(struct verbs_srq, cq, 144);
+	OFF(struct verbs_srq, srq_num, 152);
 }
 
 static void check_verbs_cq(void)
@@ -300,7 +321,8 @@ static void check_udata(void)
 	SIZE(struct vroce_create_ah_cmd_resp, 12);
 	OFF(struct vroce_create_ah_cmd_resp, drv, 4);
 	OFF(struct vroce_ah, ibv_ah, 0);
-	OFF(struct vroce_srq, ibv_srq, 0);
+	OFF(struct vroce_srq, vsrq, 0);
+	OFF(struct vroce_srq, vsrq.srq, 0);
 }
 
 /* The shared ring layouts of vroce-abi.h. */
@@ -320,6 +342,7 @@ static void check_rings(void)
 	OFF(struct vroce_send_wqe, num_sge, 10);
 	OFF(struct vroce_send_wqe, imm_data, 12);
 	OFF(struct vroce_send_wqe, inline_len, 16);
+	OFF(struct vroce_send_wqe, xrc_srqn, 20);
 	OFF(struct vroce_send_wqe, u, 24);
 	OFF(struct vroce_send_wqe, u.rdma.rkey, 32);
 	OFF(struct vroce_send_wqe, u.atomic.swap, 40);
@@ -348,6 +371,7 @@ int main(void)
 	check_match_ent();
 	check_cmds();
 	check_verbs_mr();
+	check_verbs_xrcd_srq();
 	check_verbs_cq();
 	check_verbs_qp();
 	check_udata();

@@ -578,6 +578,86 @@ static struct fake_ring *wq_new(uint32_t *wr, uint32_t *sge, uint32_t *inl,
 	return ring_new(*wr, stride);
 }
 
+/*
+ * Whether CREATE_QP names what a QP of its type needs: a PD and both CQs;
+ * for XRC INI a PD and a send CQ only; for XRC TGT an XRC domain (in
+ * pd_handle) and nothing else.
+ */
+static int qp_cmd_check(const struct ib_uverbs_create_qp *cmd)
+{
+	bool pd = cmd->pd_handle == FAKE_PD_HANDLE;
+	bool scq = fake_cq_get(cmd->send_cq_handle);
+	bool rcq = fake_cq_get(cmd->recv_cq_handle);
+
+	switch (cmd->qp_type) {
+	case IBV_QPT_RC:
+	case IBV_QPT_UC:
+	case IBV_QPT_UD:
+		if (!pd || !scq || !rcq)
+			return EINVAL;
+		break;
+	case IBV_QPT_XRC_SEND:
+		if (!pd || !scq || cmd->recv_cq_handle || cmd->is_srq)
+			return EINVAL;
+		break;
+	case IBV_QPT_XRC_RECV:
+		if (!fake_xrcd_get(cmd->pd_handle) || cmd->send_cq_handle ||
+		    cmd->recv_cq_handle || cmd->is_srq)
+			return EINVAL;
+		return 0;
+	default:
+		return pd && scq && rcq ? EOPNOTSUPP : EINVAL;
+	}
+	if (cmd->is_srq && !fake.allow_srq && !fake_srq_get(cmd->srq_handle))
+		return EOPNOTSUPP;
+	if (cmd->max_send_wr > FAKE_MAX_WR || cmd->max_recv_wr > FAKE_MAX_WR ||
+	    cmd->max_send_sge > 16 || cmd->max_recv_sge > 16 ||
+	    cmd->max_inline_data > 512)
+		return EINVAL;
+	return 0;
+}
+
+/*
+ * The rings of @qp, sized from @cap, which is set to what they hold: an
+ * SQ but for XRC TGT, an RQ but with an SRQ or for XRC.  false: no memory.
+ */
+static bool qp_rings(struct fake_qp *qp, struct fake_qp_cap *cap)
+{
+	if (qp->qp_type == IBV_QPT_XRC_RECV) {
+		*cap = (struct fake_qp_cap){ 0 };
+		return true;
+	}
+	qp->sq = wq_new(&cap->max_send_wr, &cap->max_send_sge,
+			&cap->max_inline_data, sizeof(struct vroce_send_wqe));
+	if (qp->is_srq || qp->qp_type == IBV_QPT_XRC_SEND) {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+		return qp->sq;
+	}
+	qp->rq = wq_new(&cap->max_recv_wr, &cap->max_recv_sge, NULL,
+			sizeof(struct vroce_recv_wqe));
+	return qp->sq && qp->rq;
+}
+
+/* The driver response: the rings the QP has, zeroes for those it has not. */
+static void qp_drv_resp(const struct fake_qp *qp,
+			struct vroce_create_qp_resp *drv)
+{
+	if (qp->sq) {
+		drv->sq_offset = qp->sq->offset;
+		drv->sq_size = qp->sq->size;
+		drv->sq_entries = qp->sq->entries;
+		drv->sq_wqe_size = qp->sq->stride;
+	}
+	if (qp->rq) {
+		drv->rq_offset = qp->rq->offset;
+		drv->rq_size = qp->rq->size;
+		drv->rq_entries = qp->rq->entries;
+		drv->rq_wqe_size = qp->rq->stride;
+	}
+	drv->qpn = qp->qpn;
+}
+
 static int create_qp(const void *payload, size_t in_len, size_t out_len)
 {
 	const struct ib_uverbs_create_qp *cmd = payload;
@@ -587,24 +667,14 @@ static int create_qp(const void *payload, size_t in_len, size_t out_len)
 	} resp = {};
 	struct fake_qp *qp = NULL;
 	struct fake_qp_cap cap;
-	int i;
+	int i, ret;
 
 	fake.create_qp++;
 	if (in_len != sizeof(*cmd) || out_len != sizeof(resp))
 		return EINVAL;
-	if (cmd->pd_handle != FAKE_PD_HANDLE ||
-	    !fake_cq_get(cmd->send_cq_handle) ||
-	    !fake_cq_get(cmd->recv_cq_handle))
-		return EINVAL;
-	if (cmd->qp_type != IBV_QPT_RC && cmd->qp_type != IBV_QPT_UC &&
-	    cmd->qp_type != IBV_QPT_UD)
-		return EOPNOTSUPP;
-	if (cmd->is_srq && !fake.allow_srq && !fake_srq_get(cmd->srq_handle))
-		return EOPNOTSUPP;
-	if (cmd->max_send_wr > FAKE_MAX_WR || cmd->max_recv_wr > FAKE_MAX_WR ||
-	    cmd->max_send_sge > 16 || cmd->max_recv_sge > 16 ||
-	    cmd->max_inline_data > 512)
-		return EINVAL;
+	ret = qp_cmd_check(cmd);
+	if (ret)
+		return ret;
 	for (i = 0; i < FAKE_MAX_OBJS && !qp; i++)
 		if (!fake.qps[i].live)
 			qp = &fake.qps[i];
@@ -631,16 +701,9 @@ static int create_qp(const void *payload, size_t in_len, size_t out_len)
 		.req = cap,
 		.state = IBV_QPS_RESET,
 	};
-	qp->sq = wq_new(&cap.max_send_wr, &cap.max_send_sge,
-			&cap.max_inline_data, sizeof(struct vroce_send_wqe));
-	if (cmd->is_srq) {
-		cap.max_recv_wr = 0;
-		cap.max_recv_sge = 0;
-	} else {
-		qp->rq = wq_new(&cap.max_recv_wr, &cap.max_recv_sge, NULL,
-				sizeof(struct vroce_recv_wqe));
-	}
-	if (!qp->sq || (!cmd->is_srq && !qp->rq)) {
+	if (cmd->qp_type == IBV_QPT_XRC_RECV)
+		qp->xrcd = cmd->pd_handle;
+	if (!qp_rings(qp, &cap)) {
 		qp->live = false;
 		return ENOMEM;
 	}
@@ -653,17 +716,7 @@ static int create_qp(const void *payload, size_t in_len, size_t out_len)
 	resp.core.max_send_sge = cap.max_send_sge;
 	resp.core.max_recv_sge = cap.max_recv_sge;
 	resp.core.max_inline_data = cap.max_inline_data;
-	resp.drv.sq_offset = qp->sq->offset;
-	resp.drv.sq_size = qp->sq->size;
-	resp.drv.sq_entries = qp->sq->entries;
-	resp.drv.sq_wqe_size = qp->sq->stride;
-	if (qp->rq) {
-		resp.drv.rq_offset = qp->rq->offset;
-		resp.drv.rq_size = qp->rq->size;
-		resp.drv.rq_entries = qp->rq->entries;
-		resp.drv.rq_wqe_size = qp->rq->stride;
-	}
-	resp.drv.qpn = qp->qpn;
+	qp_drv_resp(qp, &resp.drv);
 	if (fake.tweak)
 		fake.tweak(IB_USER_VERBS_CMD_CREATE_QP, &resp.core, &resp.drv);
 	respond(cmd->response, out_len, &resp, sizeof(resp));
@@ -716,7 +769,8 @@ static int destroy_qp(const void *payload, size_t out_len)
 	if (!qp)
 		return EINVAL;
 	qp->live = false;
-	qp->sq->retired = true;
+	if (qp->sq)
+		qp->sq->retired = true;
 	if (qp->rq)
 		qp->rq->retired = true;
 	respond(cmd->response, out_len, &resp, sizeof(resp));
@@ -762,6 +816,7 @@ FIND_LIVE(mr, mrs)
 FIND_LIVE(mw, mws)
 FIND_LIVE(ah, ahs)
 FIND_LIVE(srq, srqs)
+FIND_LIVE(xrcd, xrcds)
 
 #define FREE_SLOT(arr, out)						\
 	do {								\
@@ -987,21 +1042,24 @@ static int mcast(const void *payload, size_t in_len, bool attach)
 
 /* ---- SRQs ---- */
 
-static int create_srq(const void *payload, size_t in_len, size_t out_len)
-{
-	const struct ib_uverbs_create_srq *cmd = payload;
-	struct {
-		struct ib_uverbs_create_srq_resp core;
-		struct vroce_create_srq_resp drv;
-	} resp = {};
-	struct fake_srq *srq;
-	uint32_t max_wr = cmd->max_wr, max_sge = cmd->max_sge;
+/* The core and driver response of CREATE_SRQ and CREATE_XSRQ. */
+struct srq_resp {
+	struct ib_uverbs_create_srq_resp core;
+	struct vroce_create_srq_resp drv;
+};
 
-	fake.create_srq++;
-	if (in_len != sizeof(*cmd) || out_len != sizeof(resp) ||
-	    cmd->pd_handle != FAKE_PD_HANDLE)
-		return EINVAL;
-	if (max_wr > FAKE_MAX_WR || max_sge > 16)
+/*
+ * A new SRQ of the PD, as CREATE_SRQ and CREATE_XSRQ make it: a ring of
+ * at least max_wr WQEs of max_sge SGEs (at least 1), its numbers in @resp.
+ */
+static int srq_new(uint32_t pd_handle, uint32_t max_wr, uint32_t max_sge,
+		   uint32_t limit, struct fake_srq **out,
+		   struct srq_resp *resp)
+{
+	struct fake_srq *srq;
+
+	if (pd_handle != FAKE_PD_HANDLE || max_wr > FAKE_MAX_WR ||
+	    max_sge > 16)
 		return EINVAL;
 	FREE_SLOT(srqs, srq);
 	if (!srq)
@@ -1012,7 +1070,7 @@ static int create_srq(const void *payload, size_t in_len, size_t out_len)
 		.live = true,
 		.handle = next_handle++,
 		.srqn = FAKE_SRQN_BASE + (uint32_t)(srq - fake.srqs),
-		.limit = cmd->srq_limit,
+		.limit = limit,
 	};
 	srq->ring = wq_new(&max_wr, &max_sge, NULL,
 			   sizeof(struct vroce_recv_wqe));
@@ -1023,16 +1081,64 @@ static int create_srq(const void *payload, size_t in_len, size_t out_len)
 	srq->max_wr = max_wr;
 	srq->max_sge = max_sge;
 
-	resp.core.srq_handle = srq->handle;
-	resp.core.max_wr = max_wr;
-	resp.core.max_sge = max_sge;
-	resp.drv.ring_offset = srq->ring->offset;
-	resp.drv.ring_size = srq->ring->size;
-	resp.drv.entries = srq->ring->entries;
-	resp.drv.wqe_size = srq->ring->stride;
-	resp.drv.srqn = srq->srqn;
+	resp->core.srq_handle = srq->handle;
+	resp->core.max_wr = max_wr;
+	resp->core.max_sge = max_sge;
+	resp->drv.ring_offset = srq->ring->offset;
+	resp->drv.ring_size = srq->ring->size;
+	resp->drv.entries = srq->ring->entries;
+	resp->drv.wqe_size = srq->ring->stride;
+	resp->drv.srqn = srq->srqn;
+	*out = srq;
+	return 0;
+}
+
+static int create_srq(const void *payload, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_create_srq *cmd = payload;
+	struct srq_resp resp = {};
+	struct fake_srq *srq;
+	int ret;
+
+	fake.create_srq++;
+	if (in_len != sizeof(*cmd) || out_len != sizeof(resp))
+		return EINVAL;
+	ret = srq_new(cmd->pd_handle, cmd->max_wr, cmd->max_sge,
+		      cmd->srq_limit, &srq, &resp);
+	if (ret)
+		return ret;
 	if (fake.tweak)
 		fake.tweak(IB_USER_VERBS_CMD_CREATE_SRQ, &resp.core, &resp.drv);
+	respond(cmd->response, out_len, &resp, sizeof(resp));
+	return 0;
+}
+
+/* As the kernel will: XRC SRQs only; the core response has the srqn. */
+static int create_xsrq(const void *payload, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_create_xsrq *cmd = payload;
+	struct srq_resp resp = {};
+	struct fake_srq *srq;
+	int ret;
+
+	fake.create_xsrq++;
+	if (in_len != sizeof(*cmd) || out_len != sizeof(resp))
+		return EINVAL;
+	if (cmd->srq_type != IBV_SRQT_XRC)
+		return EOPNOTSUPP;
+	if (!fake_xrcd_get(cmd->xrcd_handle) || !fake_cq_get(cmd->cq_handle))
+		return EINVAL;
+	ret = srq_new(cmd->pd_handle, cmd->max_wr, cmd->max_sge,
+		      cmd->srq_limit, &srq, &resp);
+	if (ret)
+		return ret;
+	srq->srq_type = cmd->srq_type;
+	srq->xrcd = cmd->xrcd_handle;
+	srq->cq = cmd->cq_handle;
+	resp.core.srqn = srq->srqn;
+	if (fake.tweak)
+		fake.tweak(IB_USER_VERBS_CMD_CREATE_XSRQ, &resp.core,
+			   &resp.drv);
 	respond(cmd->response, out_len, &resp, sizeof(resp));
 	return 0;
 }
@@ -1089,6 +1195,112 @@ static int destroy_srq(const void *payload, size_t in_len, size_t out_len)
 			return EBUSY;
 	srq->live = false;
 	srq->ring->retired = true;
+	respond(cmd->response, out_len, &resp, sizeof(resp));
+	return 0;
+}
+
+/* ---- XRC domains and opened QPs ---- */
+
+/*
+ * As ib_uverbs: fd -1 makes a new domain (O_CREAT needed); the one fd
+ * the fake knows (FAKE_XRCD_FD) names an inode's, shared and made on
+ * first use unless O_EXCL.
+ */
+static int open_xrcd(const void *payload, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_open_xrcd *cmd = payload;
+	struct ib_uverbs_open_xrcd_resp resp = {};
+	struct fake_xrcd *xrcd;
+
+	fake.open_xrcd++;
+	if (in_len != sizeof(*cmd) || out_len != sizeof(resp))
+		return EINVAL;
+	if ((int32_t)cmd->fd != -1 && (int32_t)cmd->fd != FAKE_XRCD_FD)
+		return EBADF;
+	if ((int32_t)cmd->fd == -1 && !(cmd->oflags & O_CREAT))
+		return EINVAL;
+	FREE_SLOT(xrcds, xrcd);
+	if (!xrcd)
+		return ENOMEM;
+	*xrcd = (struct fake_xrcd){
+		.live = true,
+		.handle = next_handle++,
+		.fd = cmd->fd,
+		.oflags = cmd->oflags,
+	};
+	resp.xrcd_handle = xrcd->handle;
+	respond(cmd->response, out_len, &resp, sizeof(resp));
+	return 0;
+}
+
+/* Whether an SRQ or a QP of the XRC domain is alive. */
+static bool xrcd_busy(uint32_t handle)
+{
+	int i;
+
+	for (i = 0; i < FAKE_MAX_OBJS; i++)
+		if ((fake.srqs[i].live && fake.srqs[i].xrcd == handle) ||
+		    (fake.qps[i].live && fake.qps[i].xrcd == handle))
+			return true;
+	return false;
+}
+
+static int close_xrcd(const void *payload, size_t in_len)
+{
+	const struct ib_uverbs_close_xrcd *cmd = payload;
+	struct fake_xrcd *xrcd = fake_xrcd_get(cmd->xrcd_handle);
+
+	fake.close_xrcd++;
+	if (!xrcd || in_len != sizeof(*cmd))
+		return EINVAL;
+	if (xrcd_busy(xrcd->handle))
+		return EBUSY;
+	xrcd->live = false;
+	return 0;
+}
+
+/* The live XRC TGT QP @qpn of XRC domain @xrcd, or NULL. */
+static struct fake_qp *tgt_qp(uint32_t xrcd, uint32_t qpn)
+{
+	int i;
+
+	for (i = 0; i < FAKE_MAX_OBJS; i++)
+		if (fake.qps[i].live && !fake.qps[i].opened &&
+		    fake.qps[i].qp_type == IBV_QPT_XRC_RECV &&
+		    fake.qps[i].xrcd == xrcd && fake.qps[i].qpn == qpn)
+			return &fake.qps[i];
+	return NULL;
+}
+
+/* A new handle to an XRC TGT QP: a QP entry of its own, without rings. */
+static int open_qp(const void *payload, size_t in_len, size_t out_len)
+{
+	const struct ib_uverbs_open_qp *cmd = payload;
+	struct ib_uverbs_create_qp_resp resp = {};
+	struct fake_qp *tgt, *qp;
+
+	fake.open_qp++;
+	if (in_len != sizeof(*cmd) || out_len != sizeof(resp))
+		return EINVAL;
+	if (cmd->qp_type != IBV_QPT_XRC_RECV)
+		return EINVAL;
+	tgt = tgt_qp(cmd->pd_handle, cmd->qpn);
+	if (!tgt)
+		return EINVAL;
+	FREE_SLOT(qps, qp);
+	if (!qp)
+		return ENOMEM;
+	*qp = (struct fake_qp){
+		.live = true,
+		.opened = true,
+		.handle = next_handle++,
+		.qpn = tgt->qpn,
+		.xrcd = tgt->xrcd,
+		.qp_type = IBV_QPT_XRC_RECV,
+		.state = tgt->state,
+	};
+	resp.qp_handle = qp->handle;
+	resp.qpn = qp->qpn;
 	respond(cmd->response, out_len, &resp, sizeof(resp));
 	return 0;
 }
@@ -1167,6 +1379,14 @@ static int legacy_cmd(const struct ib_uverbs_cmd_hdr *hdr, size_t len)
 		return query_srq(payload, in_len, out_len);
 	case IB_USER_VERBS_CMD_DESTROY_SRQ:
 		return destroy_srq(payload, in_len, out_len);
+	case IB_USER_VERBS_CMD_CREATE_XSRQ:
+		return create_xsrq(payload, in_len, out_len);
+	case IB_USER_VERBS_CMD_OPEN_XRCD:
+		return open_xrcd(payload, in_len, out_len);
+	case IB_USER_VERBS_CMD_CLOSE_XRCD:
+		return close_xrcd(payload, in_len);
+	case IB_USER_VERBS_CMD_OPEN_QP:
+		return open_qp(payload, in_len, out_len);
 	default:
 		fake.unexpected++;
 		fake.last_unexpected = hdr->command;

@@ -53,6 +53,7 @@
 #define FAKE_CQN_BASE	0x10
 #define FAKE_SRQN_BASE	0x200
 #define FAKE_AH_NUM_BASE 0x30
+#define FAKE_XRCD_FD	77		/* the file of the inode XRCD */
 
 /* One ring buffer as the fake kernel sees it. */
 struct fake_ring {
@@ -91,8 +92,10 @@ struct fake_qp_cap {
 
 struct fake_qp {
 	bool live;
+	bool opened;			/* by OPEN_QP: a handle to another's QP */
 	uint32_t handle;
 	uint32_t qpn;
+	uint32_t xrcd;			/* handle, of an XRC TGT QP */
 	uint8_t qp_type;
 	uint8_t sq_sig_all;
 	uint8_t is_srq;
@@ -104,8 +107,8 @@ struct fake_qp {
 	uint32_t state;			/* enum ibv_qp_state */
 	uint32_t last_modify_mask;
 	unsigned int doorbells;
-	struct fake_ring *sq;
-	struct fake_ring *rq;		/* NULL with an SRQ */
+	struct fake_ring *sq;		/* NULL for XRC TGT */
+	struct fake_ring *rq;		/* NULL with an SRQ, for XRC */
 };
 
 struct fake_mr {
@@ -136,10 +139,19 @@ struct fake_srq {
 	bool live;
 	uint32_t handle;
 	uint32_t srqn;
+	uint32_t srq_type;		/* enum ibv_srq_type */
+	uint32_t xrcd, cq;		/* handles, of an XRC SRQ */
 	uint32_t max_wr;		/* granted */
 	uint32_t max_sge;
 	uint32_t limit;
 	struct fake_ring *ring;
+};
+
+struct fake_xrcd {
+	bool live;
+	uint32_t handle;
+	int32_t fd;
+	uint32_t oflags;
 };
 
 struct fake_uverbs {
@@ -176,6 +188,7 @@ struct fake_uverbs {
 	unsigned int create_ah, destroy_ah;
 	unsigned int attach_mcast, detach_mcast;
 	unsigned int create_srq, modify_srq, query_srq, destroy_srq;
+	unsigned int open_xrcd, close_xrcd, create_xsrq, open_qp;
 	/* The last command: number, payload (after the header), lengths. */
 	uint32_t last_cmd;
 	uint8_t last_payload[256];
@@ -188,8 +201,8 @@ struct fake_uverbs {
 	int fail_errno;
 	/*
 	 * Called with the core and driver response of CREATE_CQ,
-	 * RESIZE_CQ, CREATE_QP, CREATE_SRQ and CREATE_AH just before they
-	 * are written back.
+	 * RESIZE_CQ, CREATE_QP, CREATE_SRQ, CREATE_XSRQ and CREATE_AH just
+	 * before they are written back.
 	 */
 	void (*tweak)(uint32_t command, void *core, void *drv);
 
@@ -200,6 +213,7 @@ struct fake_uverbs {
 	struct fake_mw mws[FAKE_MAX_OBJS];
 	struct fake_ah ahs[FAKE_MAX_OBJS];
 	struct fake_srq srqs[FAKE_MAX_OBJS];
+	struct fake_xrcd xrcds[FAKE_MAX_OBJS];
 };
 
 extern struct fake_uverbs fake;
@@ -208,11 +222,12 @@ extern struct fake_uverbs fake;
 struct fake_cq *fake_cq_get(uint32_t handle);
 struct fake_qp *fake_qp_get(uint32_t handle);
 
-/* The live MR, MW, AH or SRQ of that handle, or NULL. */
+/* The live MR, MW, AH, SRQ or XRCD of that handle, or NULL. */
 struct fake_mr *fake_mr_get(uint32_t handle);
 struct fake_mw *fake_mw_get(uint32_t handle);
 struct fake_ah *fake_ah_get(uint32_t handle);
 struct fake_srq *fake_srq_get(uint32_t handle);
+struct fake_xrcd *fake_xrcd_get(uint32_t handle);
 
 /*
  * Add a CQE to the CQ as the kernel does: write it at the kernel's

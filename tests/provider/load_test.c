@@ -219,22 +219,23 @@ static void check_queries(struct ibv_context *ctx)
 	} while (0)
 
 /*
- * XRC QPs and flows are not implemented: vroce's create_qp_ex and
- * libibverbs' default ops fail them with EOPNOTSUPP.  (SRQs, MRs, MWs,
- * AHs, extended QPs and domains are, and verbs_test, qp_ex_test and
- * domain_test check them.)
+ * Raw packet QPs, WQs and flows are not implemented: vroce's create_qp_ex
+ * and libibverbs' default ops fail them with EOPNOTSUPP.  (SRQs, MRs,
+ * MWs, AHs, extended QPs, XRC and domains are, and verbs_test,
+ * qp_ex_test, xrc_test and domain_test check them.)
  */
 static void check_unsupported(struct ibv_context *ctx, struct ibv_pd *pd)
 {
 	struct ibv_qp_init_attr_ex qp_attr_ex = {
-		.qp_type = IBV_QPT_XRC_SEND,
-		.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_XRCD,
+		.qp_type = IBV_QPT_RAW_PACKET,
+		.comp_mask = IBV_QP_INIT_ATTR_PD |
+			     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
 		.pd = pd,
 	};
 	unsigned int commands = fake.commands;
 
 	FAILS_NULL(ibv_create_qp_ex(ctx, &qp_attr_ex),
-		   "ibv_create_qp_ex() of an XRC QP");
+		   "ibv_create_qp_ex() of a raw packet QP");
 	FAILS_NULL(ibv_create_wq(ctx, &(struct ibv_wq_init_attr){}),
 		   "ibv_create_wq()");
 	tap_ok(fake.commands == commands,

@@ -794,10 +794,10 @@ static struct ibv_qp *check_qp_create(struct ibv_cq *cq)
 		errno = 0;
 		tap_ok(!ibv_create_qp(pd, &bad) && errno == EOPNOTSUPP,
 		       "a RAW_PACKET QP fails with EOPNOTSUPP");
-		bad.qp_type = IBV_QPT_XRC_SEND;
+		bad.qp_type = IBV_QPT_XRC_RECV;
 		errno = 0;
-		tap_ok(!ibv_create_qp(pd, &bad) && errno == EOPNOTSUPP,
-		       "an XRC_SEND QP fails with EOPNOTSUPP");
+		tap_ok(!ibv_create_qp(pd, &bad) && errno == EINVAL,
+		       "an XRC_RECV QP (no XRC domain) fails with EINVAL");
 		bad.qp_type = IBV_QPT_UD;
 		bad.recv_cq = NULL;
 		errno = 0;

@@ -37,11 +37,14 @@ STRUCTS = {
     'verbs_cq': True,
     'verbs_qp': True,
     'verbs_mr': True,
+    'verbs_xrcd': True,
+    'verbs_srq': True,
 }
 CMDS = ['ibv_get_context', 'ibv_query_port', 'ibv_alloc_pd', 'ibv_create_cq',
         'ibv_resize_cq', 'ibv_create_qp', 'ibv_modify_qp', 'ibv_query_qp',
         'ibv_post_send', 'ibv_reg_mr', 'ibv_rereg_mr', 'ibv_alloc_mw',
-        'ibv_create_srq', 'ibv_modify_srq', 'ibv_query_srq']
+        'ibv_create_srq', 'ibv_modify_srq', 'ibv_query_srq',
+        'ibv_open_xrcd', 'ibv_create_xsrq', 'ibv_open_qp']
 
 
 def strip_comments(text):

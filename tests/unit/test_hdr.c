@@ -353,6 +353,36 @@ static void test_immdt_ieth(void **state)
 	}
 }
 
+/* XRCETH: reserved byte, then the 24-bit SRQ number. */
+static void test_xrceth(void **state)
+{
+	static const uint8_t img[] = { 0xff, 0x12, 0x34, 0x56 };
+	uint8_t out[8], *b;
+	uint32_t v = 0;
+	size_t l;
+
+	(void)state;
+	assert_int_equal(vroce_xrceth_parse(&v, img, 4), 4);
+	assert_int_equal(v, 0x123456);	/* reserved bits ignored */
+
+	memset(out, GUARD, sizeof(out));
+	assert_int_equal(vroce_xrceth_pack(0xabcdef, out, 8), 4);
+	assert_int_equal(out[0], 0);
+	assert_int_equal(out[1], 0xab);
+	assert_int_equal(out[3], 0xef);
+	assert_int_equal(out[4], GUARD);
+	assert_int_equal(vroce_xrceth_pack(0x1000000, out, 8), VROCE_EINVAL);
+
+	for (l = 0; l < 4; l++) {
+		v = 7;
+		b = tight_copy(img, l);
+		assert_int_equal(vroce_xrceth_parse(&v, b, l), VROCE_ESHORT);
+		free(b);
+		assert_int_equal(v, 7);
+		assert_int_equal(vroce_xrceth_pack(1, out, l), VROCE_ENOSPC);
+	}
+}
+
 static void test_ext_roundtrip(void **state)
 {
 	struct vroce_reth r, r2;
@@ -418,6 +448,7 @@ int main(void)
 		cmocka_unit_test(test_atmack),
 		cmocka_unit_test(test_deth),
 		cmocka_unit_test(test_immdt_ieth),
+		cmocka_unit_test(test_xrceth),
 		cmocka_unit_test(test_ext_roundtrip),
 		cmocka_unit_test(test_be_helpers),
 	};

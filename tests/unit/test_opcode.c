@@ -22,6 +22,7 @@
 #define AA	VROCE_HDR_ATMACK
 #define I	VROCE_HDR_IMMDT
 #define IE	VROCE_HDR_IETH
+#define X	VROCE_HDR_XRCETH
 
 #define FIRST	VROCE_POS_FIRST
 #define MIDDLE	VROCE_POS_MIDDLE
@@ -96,6 +97,34 @@ static const struct expect known[] = {
 	{ 0x65, "UD_SEND_ONLY_WITH_IMMEDIATE", D | I, 24, SEND, ONLY, 1, 1 },
 
 	{ 0x81, "CNP", VROCE_HDR_CNP_RSVD, 28, VROCE_OPF_CNP, ONLY, 0, 0 },
+
+	/* XRC (IBTA 9.2, 14.6): requests carry an XRCETH (4 bytes). */
+	{ 0xa0, "XRC_SEND_FIRST", X, 16, SEND, FIRST, 1, 0 },
+	{ 0xa1, "XRC_SEND_MIDDLE", X, 16, SEND, MIDDLE, 1, 0 },
+	{ 0xa2, "XRC_SEND_LAST", X, 16, SEND, LAST, 1, 1 },
+	{ 0xa3, "XRC_SEND_LAST_WITH_IMMEDIATE", X | I, 20, SEND, LAST, 1, 1 },
+	{ 0xa4, "XRC_SEND_ONLY", X, 16, SEND, ONLY, 1, 1 },
+	{ 0xa5, "XRC_SEND_ONLY_WITH_IMMEDIATE", X | I, 20, SEND, ONLY, 1, 1 },
+	{ 0xa6, "XRC_RDMA_WRITE_FIRST", X | R, 32, WRITE, FIRST, 1, 0 },
+	{ 0xa7, "XRC_RDMA_WRITE_MIDDLE", X, 16, WRITE, MIDDLE, 1, 0 },
+	{ 0xa8, "XRC_RDMA_WRITE_LAST", X, 16, WRITE, LAST, 1, 0 },
+	{ 0xa9, "XRC_RDMA_WRITE_LAST_WITH_IMMEDIATE", X | I, 20, WRITE, LAST,
+	  1, 1 },
+	{ 0xaa, "XRC_RDMA_WRITE_ONLY", X | R, 32, WRITE, ONLY, 1, 0 },
+	{ 0xab, "XRC_RDMA_WRITE_ONLY_WITH_IMMEDIATE", X | R | I, 36, WRITE,
+	  ONLY, 1, 1 },
+	{ 0xac, "XRC_RDMA_READ_REQUEST", X | R, 32, READ, ONLY, 0, 0 },
+	{ 0xad, "XRC_RDMA_READ_RESPONSE_FIRST", A, 16, RRESP, FIRST, 1, 0 },
+	{ 0xae, "XRC_RDMA_READ_RESPONSE_MIDDLE", 0, 12, RRESP, MIDDLE, 1, 0 },
+	{ 0xaf, "XRC_RDMA_READ_RESPONSE_LAST", A, 16, RRESP, LAST, 1, 0 },
+	{ 0xb0, "XRC_RDMA_READ_RESPONSE_ONLY", A, 16, RRESP, ONLY, 1, 0 },
+	{ 0xb1, "XRC_ACKNOWLEDGE", A, 16, ACK, ONLY, 0, 0 },
+	{ 0xb2, "XRC_ATOMIC_ACKNOWLEDGE", A | AA, 24, AACK, ONLY, 0, 0 },
+	{ 0xb3, "XRC_COMPARE_SWAP", X | AT, 44, ATOM, ONLY, 0, 0 },
+	{ 0xb4, "XRC_FETCH_ADD", X | AT, 44, ATOM, ONLY, 0, 0 },
+	{ 0xb6, "XRC_SEND_LAST_WITH_INVALIDATE", X | IE, 20, SEND, LAST, 1, 1 },
+	{ 0xb7, "XRC_SEND_ONLY_WITH_INVALIDATE", X | IE, 20, SEND, ONLY, 1, 1 },
+	{ 0xbd, "XRC_RDMA_ATOMIC_WRITE", X | R, 32, AWRITE, ONLY, 1, 0 },
 };
 
 static const struct expect *find_known(unsigned int op)
@@ -137,14 +166,14 @@ static void test_defined_set(void **state)
 		assert_string_equal(info->name, e->name);
 		assert_string_equal(vroce_opcode_name(op), e->name);
 	}
-	assert_int_equal(n, 24 + 12 + 2 + 1);
+	assert_int_equal(n, 24 + 12 + 2 + 1 + 24);
 }
 
 static void test_undefined_examples(void **state)
 {
 	static const uint8_t undef[] = {
 		0x15, 0x18, 0x1f, 0x2c, 0x3f, 0x40, 0x4c, 0x60, 0x63, 0x66,
-		0x80, 0x82, 0xa0, 0xff,
+		0x80, 0x82, 0xb5, 0xb8, 0xbc, 0xbe, 0xc0, 0xff,
 	};
 	size_t i;
 
@@ -230,7 +259,8 @@ static void test_consistency(void **state)
 		/* an atomic write is one packet: RETH and 8 bytes */
 		if (f & VROCE_OPF_ATOMIC_WRITE)
 			assert_true(info->pos == VROCE_POS_ONLY &&
-				    info->hdrs == VROCE_HDR_RETH &&
+				    (info->hdrs & ~VROCE_HDR_XRCETH) ==
+				    VROCE_HDR_RETH &&
 				    (f & VROCE_OPF_PAYLOAD));
 		if (f & VROCE_OPF_WRITE)
 			assert_int_equal(!!(info->hdrs & VROCE_HDR_RETH),
@@ -241,9 +271,14 @@ static void test_consistency(void **state)
 			assert_int_equal(!!(info->hdrs & VROCE_HDR_AETH),
 					 info->pos != VROCE_POS_MIDDLE);
 
-		/* only RC requests are acknowledged */
+		/* only RC and XRC requests are acknowledged */
 		assert_int_equal(!!(f & VROCE_OPF_NEEDS_ACK),
-				 info->transport == VROCE_TRANSPORT_RC &&
+				 (info->transport == VROCE_TRANSPORT_RC ||
+				  info->transport == VROCE_TRANSPORT_XRC) &&
+				 !!(f & VROCE_OPF_REQ));
+		/* XRCETH: on XRC requests, and only there */
+		assert_int_equal(!!(info->hdrs & VROCE_HDR_XRCETH),
+				 info->transport == VROCE_TRANSPORT_XRC &&
 				 !!(f & VROCE_OPF_REQ));
 
 		/* immediate and solicited events come at a message's end */
@@ -310,10 +345,43 @@ static void test_uc_mirrors_rc(void **state)
 		assert_null(vroce_opcode_info(0x20 | op));
 }
 
+/*
+ * XRC is RC, entry for entry, with an XRCETH in front of the other
+ * extension headers of each request.
+ */
+static void test_xrc_mirrors_rc(void **state)
+{
+	unsigned int op;
+
+	(void)state;
+	for (op = 0; op < 0x20; op++) {
+		const struct vroce_opcode_info *rc = vroce_opcode_info(op);
+		const struct vroce_opcode_info *x =
+			vroce_opcode_info(0xa0 | op);
+		unsigned int xeth;
+
+		if (!rc) {
+			assert_null(x);
+			continue;
+		}
+		assert_non_null(x);
+		xeth = rc->flags & VROCE_OPF_REQ ? VROCE_HDR_XRCETH : 0;
+		assert_int_equal(x->hdrs, rc->hdrs | xeth);
+		assert_int_equal(x->hdr_len, rc->hdr_len + (xeth ? 4 : 0));
+		assert_int_equal(x->pos, rc->pos);
+		assert_int_equal(x->flags, rc->flags);
+		assert_string_equal(x->name + 3, rc->name + 2);
+		if (xeth)
+			assert_int_equal(vroce_hdr_offset(x, VROCE_HDR_XRCETH),
+					 12);
+	}
+}
+
 static void test_hdr_sizes(void **state)
 {
 	(void)state;
 	assert_int_equal(vroce_hdr_size(VROCE_HDR_DETH), 8);
+	assert_int_equal(vroce_hdr_size(VROCE_HDR_XRCETH), 4);
 	assert_int_equal(vroce_hdr_size(VROCE_HDR_RETH), 16);
 	assert_int_equal(vroce_hdr_size(VROCE_HDR_ATMETH), 28);
 	assert_int_equal(vroce_hdr_size(VROCE_HDR_AETH), 4);
@@ -389,6 +457,7 @@ int main(void)
 		cmocka_unit_test(test_consistency),
 		cmocka_unit_test(test_names_unique),
 		cmocka_unit_test(test_uc_mirrors_rc),
+		cmocka_unit_test(test_xrc_mirrors_rc),
 		cmocka_unit_test(test_hdr_sizes),
 		cmocka_unit_test(test_hdr_offsets),
 		cmocka_unit_test(test_hdr_offsets_tile),

@@ -393,9 +393,40 @@ static void test_modifiable(void **state)
 	assert_int_equal(check(UD, ERR, ERR, QKEY), VROCE_EINVAL);
 }
 
+/*
+ * XRC initiators and targets move as RC QPs do, except into RTR and RTS
+ * (ib_core's qp_state_table): an initiator is not asked for responder
+ * attributes, a target not for requester ones.
+ */
+static void test_xrc(void **state)
+{
+	enum { XI = 9, XT = 10 };
+	const uint32_t init = STATE | PKEY_INDEX | PORT | ACCESS_FLAGS;
+	const uint32_t rtr = STATE | AV | PATH_MTU | DEST_QPN | RQ_PSN;
+	const uint32_t rts_rc = STATE | SQ_PSN | TIMEOUT | RETRY_CNT |
+				RNR_RETRY | MAX_QP_RD_ATOMIC;
+	const uint32_t resp = MAX_DEST_RD_ATOMIC | MIN_RNR_TIMER;
+
+	(void)state;
+	assert_int_equal(check(XI, RESET, INIT, init), 0);
+	assert_int_equal(check(XT, RESET, INIT, init), 0);
+	assert_int_equal(check(XI, INIT, RTR, rtr), 0);
+	assert_int_equal(check(XI, INIT, RTR, rtr | resp), VROCE_EINVAL);
+	assert_int_equal(check(XT, INIT, RTR, rtr), VROCE_EINVAL);
+	assert_int_equal(check(XT, INIT, RTR, rtr | resp), 0);
+	assert_int_equal(check(XI, RTR, RTS, rts_rc), 0);
+	assert_int_equal(check(XI, RTR, RTS, rts_rc | MIN_RNR_TIMER),
+			 VROCE_EINVAL);
+	assert_int_equal(check(XT, RTR, RTS, STATE | SQ_PSN | TIMEOUT), 0);
+	assert_int_equal(check(XT, RTR, RTS, rts_rc), VROCE_EINVAL);
+	assert_int_equal(check(XI, RTS, ERR, STATE), 0);
+	assert_int_equal(check(XT, RTR, RESET, STATE), 0);
+	assert_int_equal(check(XT, RESET, RTR, rtr | resp), VROCE_EINVAL);
+}
+
 static void test_bad_args(void **state)
 {
-	static const int bad_types[] = { 0, 1, 5, 6, 7, 8, 9, 10, 255, -1 };
+	static const int bad_types[] = { 0, 1, 5, 6, 7, 8, 11, 255, -1 };
 	uint32_t r, o;
 	unsigned int i;
 	int s;
@@ -491,6 +522,7 @@ int main(void)
 		cmocka_unit_test(test_all_transitions),
 		cmocka_unit_test(test_usual_masks),
 		cmocka_unit_test(test_modifiable),
+		cmocka_unit_test(test_xrc),
 		cmocka_unit_test(test_bad_args),
 		cmocka_unit_test(test_names),
 		cmocka_unit_test(test_post),

@@ -6,7 +6,9 @@
 # ibv_rc_pingpong (polling and -e, 1 B to 1 MiB; with -N, the ibv_wr_*
 # API of an extended QP, and -c, which checks the data; with -t, completion
 # timestamps, vroce on both sides only), ibv_uc_pingpong and
-# ibv_srq_pingpong (4 QPs on an SRQ) with -c, perftest (ib_write_bw
+# ibv_srq_pingpong (4 QPs on an SRQ) with -c, ibv_xsrq_pingpong and
+# perftest's ib_write_bw, ib_send_bw and ib_read_bw over XRC (-c XRC;
+# vroce on both sides only: rdma_rxe has no XRC), perftest (ib_write_bw
 # with 64 KiB and 64 B, ib_read_bw, ib_send_bw, ib_atomic_bw with
 # FETCH_AND_ADD and CMP_AND_SWAP, ib_write_lat, ib_read_lat, ib_send_lat)
 # without rdma_cm, and rping -V and ucmatose over rdma_cm; each over the
@@ -55,9 +57,14 @@ cases() {
 	pair_run "$1" "$2" pp -N -c -e -s 65536 -n 20
 	pair_run "$1" "$2" ucpp -c -s 4096 -n 20
 	pair_run "$1" "$2" srqpp -c -q 4 -s 4096 -n 20
-	# Completion timestamps: rdma_rxe on 6.1 has none.
+	# Completion timestamps (rdma_rxe on 6.1 has none) and XRC (nor
+	# has it that).
 	if [ "${VROCE_TOOLS_A:-rxe}${VROCE_TOOLS_B:-rxe}" = vrocevroce ]; then
 		pair_run "$1" "$2" pp -t -s 4096 -n 20
+		pair_run "$1" "$2" xsrqpp -s 4096 -n 20
+		pair_run "$1" "$2" perftest ib_write_bw -c XRC -s 65536 -n 200 --report_gbits
+		pair_run "$1" "$2" perftest ib_send_bw -c XRC -s 65536 -n 200 --report_gbits
+		pair_run "$1" "$2" perftest ib_read_bw -c XRC -s 65536 -n 200 --report_gbits
 	fi
 	pair_run "$1" "$2" perftest ib_write_bw -s 65536 -n 200 --report_gbits
 	pair_run "$1" "$2" perftest ib_write_bw -s 64 -n 200 --report_gbits

@@ -30,6 +30,8 @@
 #   pp        ibv_rc_pingpong, ARGS are its options (-s, -n, -e)
 #   ucpp      ibv_uc_pingpong, the same over UC
 #   srqpp     ibv_srq_pingpong, the same over RC QPs sharing an SRQ
+#   xsrqpp    ibv_xsrq_pingpong, XRC: each side's initiator QP sends into
+#             the other's XRC SRQ through its target QP
 #   perftest  ARGS are a perftest program and its options
 #   rping     rping -V -C 10 (ARGS are added)
 #   ucmatose  ucmatose, one connection, 10 messages (ARGS are added)
@@ -91,10 +93,11 @@ tool_setup() {
 	tool_port=$port
 	shift 6
 	case $tool_type in
-	pp | ucpp | srqpp)
+	pp | ucpp | srqpp | xsrqpp)
 		local prog=ibv_rc_pingpong
 		[ "$tool_type" = ucpp ] && prog=ibv_uc_pingpong
 		[ "$tool_type" = srqpp ] && prog=ibv_srq_pingpong
+		[ "$tool_type" = xsrqpp ] && prog=ibv_xsrq_pingpong
 		srv=("$prog" -d "$dev" -g "$gid" -p "$port" -m 1024 "$@")
 		cli=("${srv[@]}" "$sip4")
 		tool_listen=tcp
@@ -205,6 +208,11 @@ tool_check() {
 	pp | ucpp | srqpp)
 		grep -q " iters in " "$2" || echo "no \"iters in\" line"
 		grep -qF "GID $tool_peer_gid" "$2" ||
+			echo "the other end's GID is not $tool_peer_gid"
+		;;
+	xsrqpp)
+		grep -qx "success" "$2" || echo "no \"success\" line"
+		grep -q "remote: .*GID $tool_peer_gid\$" "$2" ||
 			echo "the other end's GID is not $tool_peer_gid"
 		;;
 	perftest)

@@ -186,7 +186,7 @@ struct vroce_send_wqe {
 	__u8 rsvd0;
 	__u32 imm_data;			/* big endian, or invalidate rkey */
 	__u32 inline_len;
-	__u32 rsvd1;
+	__u32 xrc_srqn;			/* XRC INI: the remote XRC SRQ, else 0 */
 	union {
 		struct {
 			__aligned_u64 remote_addr;

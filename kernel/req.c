@@ -395,7 +395,7 @@ static void vroce_req_xrc(struct vroce_qp *qp, const struct vroce_send_wqe *w,
 	if (qp->ibqp.qp_type != IB_QPT_XRC_INI)
 		return;
 	t->opcode |= VROCE_TRANSPORT_XRC;
-	t->xrcsrq = w->xrc_srqn;
+	t->xrcsrq = w->xrc_srqn & VROCE_QPN_MASK;	/* checked at the take */
 }
 
 static void vroce_req_begin(struct vroce_req *req, struct vroce_swqe *sw,

@@ -1110,7 +1110,9 @@ static bool vroce_resp_rc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
  * XRC target: an RC responder whose receive WQEs, PD and CQ are those of
  * the XRC SRQ each request names (XRCETH), which must be of the QP's XRC
  * domain; a SEND goes on into the SRQ it started in. Anything else is an
- * Invalid Request.
+ * Invalid Request if it is the request expected next, and dropped if not,
+ * as the RC responder treats what is out of sequence: a packet that
+ * guessed no PSN cannot end the QP.
  */
 static bool vroce_resp_xrc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 			   const u8 *bth, struct sk_buff_head *q)
@@ -1123,11 +1125,13 @@ static bool vroce_resp_xrc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 	vroce_xrceth_parse(&srqn, vroce_pkt_hdr(pkt, bth, VROCE_HDR_XRCETH),
 			   VROCE_XRCETH_LEN);
 	srq = vroce_xsrq_find(qp, srqn);
-	if (!srq || (resp->have_wqe && pkt->bth.psn == resp->epsn &&
-		     srqn != resp->wqe_srqn)) {
+	if (pkt->bth.psn == resp->epsn &&
+	    (!srq || (resp->have_wqe && srqn != resp->wqe_srqn))) {
 		vroce_resp_error(qp, VROCE_RESP_INV_REQ, pkt->bth.psn, q);
 		return false;
 	}
+	if (!srq)
+		return false;
 	resp->xsrq = srq;
 	used = vroce_resp_rc(qp, pkt, bth, q);
 	resp->xsrq = NULL;

@@ -72,7 +72,8 @@ int vroce_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
 	err = vroce_srqn_alloc(srq);
 	if (err)
 		goto ring;
-	ibsrq->ext.xrc.srq_num = srq->srqn;
+	if (init->srq_type == IB_SRQT_XRC)
+		ibsrq->ext.xrc.srq_num = srq->srqn;
 	/* A kernel SRQ's consumer posts with post_srq_recv (kverbs.c). */
 	err = udata ? vroce_srq_resp(udata, srq) : 0;
 	if (err)

@@ -32,13 +32,19 @@ int vroce_dealloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
 	return 0;
 }
 
-/* A number for @srq, not reused for as long as possible. */
+/*
+ * A number for @srq, not reused for as long as possible. Only an XRC SRQ
+ * can be found by it: a basic SRQ's number is reserved (a NULL entry),
+ * so that no packet ever holds a basic SRQ, which ib_core frees as soon
+ * as destroy_srq returns.
+ */
 int vroce_srqn_alloc(struct vroce_srq *srq)
 {
 	struct vroce_dev *vdev = to_vdev(srq->ibsrq.device);
+	bool xrc = srq->ibsrq.srq_type == IB_SRQT_XRC;
 	int err;
 
-	err = xa_alloc_cyclic(&vdev->srqs, &srq->srqn, srq,
+	err = xa_alloc_cyclic(&vdev->srqs, &srq->srqn, xrc ? srq : NULL,
 			      XA_LIMIT(1, VROCE_QPN_MASK), &vdev->next_srqn,
 			      GFP_KERNEL_ACCOUNT);
 	return err < 0 ? err : 0;

@@ -35,6 +35,7 @@
 #include "rc_connect.h"
 #include "pair_args.h"
 #include "xchg.h"
+#include "pattern.h"
 
 #define BUF		(128 * 1024)
 #define RECV_OFF	32768		/* the server's receives */
@@ -70,24 +71,6 @@ static struct {
 } n;
 
 #define WHY(...) snprintf(n.why, sizeof(n.why), __VA_ARGS__)
-
-static void fill(uint8_t *p, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)(i * 7 + seed * 31 + (i >> 8));
-}
-
-static int same(const uint8_t *p, size_t len, unsigned int seed)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != (uint8_t)(i * 7 + seed * 31 + (i >> 8)))
-			return 0;
-	return 1;
-}
 
 /* One completion of @cq within 10 s; 0 if one came. */
 static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)

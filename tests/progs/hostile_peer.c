@@ -21,11 +21,16 @@
  *            8 receives
  *   ud       UD in RTS, Q_Key 0x11111111, 8 receives
  *   dead     an RC QP destroyed again: its number names no QP
+ *   xtgt     an XRC target QP in RTR, peer QP PEER_QPN + SAC_N + 3, of
+ *            an XRC domain with the XRC SRQ xsrq (in MR1's PD, 8
+ *            receives); xsrq2 is an XRC SRQ of another domain (2
+ *            receives); both complete on the one CQ
  * and prints one line: "live Q sac Q,Q,... rtr Q init Q reset Q uc Q ud Q
- * dead Q va V rkey R va2 V2 rkey2 R2". Then it answers commands from
+ * dead Q va V rkey R va2 V2 rkey2 R2 xtgt Q xsrq N xsrq2 N". Then it
+ * answers commands from
  * standard input, one line each:
- *   states   "states live=S sac=S,S,... rtr=S init=S reset=S uc=S ud=S"
- *            (enum ibv_qp_state values)
+ *   states   "states live=S sac=S,S,... rtr=S init=S reset=S uc=S ud=S
+ *            xtgt=S" (enum ibv_qp_state values)
  *   mr       "mr low=ok|bad mr2=ok|bad": whether the first 32 KiB of MR1
  *            and all of MR2 still hold their pattern (the crafted
  *            traffic that must work writes only MR1's upper half)
@@ -41,6 +46,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +71,9 @@ struct victim {
 	struct ibv_mr *mr, *mr2, *rmr;
 	unsigned char *buf, *buf2, *rbuf;
 	struct ibv_qp *live, *sac[SAC_N], *rtr, *init, *reset, *uc, *ud;
+	struct ibv_xrcd *xrcd[2];
+	struct ibv_srq *xsrq[2];
+	struct ibv_qp *xtgt;
 	uint32_t dead;
 	int gid;
 	union ibv_gid dgid;
@@ -128,14 +137,17 @@ static int connect_qp(struct victim *v, struct ibv_qp *qp, uint32_t dqpn,
 	return rts ? rc_to_rts(qp, &p) : 0;
 }
 
-/* RECVS receive WQEs on @qp, slots @first... of the receive area. */
-static int post_recvs(struct victim *v, struct ibv_qp *qp, int first)
+/*
+ * @n receive WQEs on @qp or @srq, slots @first... of the receive area.
+ */
+static int post_recvs_n(struct victim *v, struct ibv_qp *qp,
+			struct ibv_srq *srq, int first, int n)
 {
 	struct ibv_recv_wr wr, *bad;
 	struct ibv_sge sge;
 	int i;
 
-	for (i = 0; i < RECVS; i++) {
+	for (i = 0; i < n; i++) {
 		sge.addr = (uintptr_t)(v->rbuf + (first + i) * SLOT);
 		sge.length = SLOT;
 		sge.lkey = v->rmr->lkey;
@@ -143,10 +155,53 @@ static int post_recvs(struct victim *v, struct ibv_qp *qp, int first)
 		wr.wr_id = first + i;
 		wr.sg_list = &sge;
 		wr.num_sge = 1;
-		if (ibv_post_recv(qp, &wr, &bad))
+		if (srq ? ibv_post_srq_recv(srq, &wr, &bad) :
+			  ibv_post_recv(qp, &wr, &bad))
 			return -1;
 	}
 	return 0;
+}
+
+/* RECVS receive WQEs on @qp, slots @first... of the receive area. */
+static int post_recvs(struct victim *v, struct ibv_qp *qp, int first)
+{
+	return post_recvs_n(v, qp, NULL, first, RECVS);
+}
+
+/* XRC: two domains, an XRC SRQ in each, a target QP of the first. */
+static int setup_xrc(struct victim *v)
+{
+	struct ibv_xrcd_init_attr xa = {
+		.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS,
+		.fd = -1, .oflags = O_CREAT,
+	};
+	struct ibv_srq_init_attr_ex sa = {
+		.attr = { .max_wr = RECVS, .max_sge = 1 },
+		.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_XRCD |
+			     IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD,
+		.srq_type = IBV_SRQT_XRC, .pd = v->pd, .cq = v->cq,
+	};
+	struct ibv_qp_init_attr_ex qa = {
+		.qp_type = IBV_QPT_XRC_RECV,
+		.comp_mask = IBV_QP_INIT_ATTR_XRCD,
+	};
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		v->xrcd[i] = ibv_open_xrcd(v->ctx, &xa);
+		if (!v->xrcd[i])
+			return -1;
+		sa.xrcd = v->xrcd[i];
+		v->xsrq[i] = ibv_create_srq_ex(v->ctx, &sa);
+		if (!v->xsrq[i])
+			return -1;
+	}
+	qa.xrcd = v->xrcd[0];
+	v->xtgt = ibv_create_qp_ex(v->ctx, &qa);
+	if (!v->xtgt || connect_qp(v, v->xtgt, v->dqpn + SAC_N + 3, 0))
+		return -1;
+	return post_recvs_n(v, NULL, v->xsrq[0], 3 * RECVS, RECVS) ||
+	       post_recvs_n(v, NULL, v->xsrq[1], 3 * RECVS, 2);
 }
 
 static int setup(struct victim *v)
@@ -160,14 +215,14 @@ static int setup(struct victim *v)
 	v->cq = ibv_create_cq(v->ctx, 64, NULL, NULL, 0);
 	v->buf = aligned_alloc(4096, MR1_LEN);
 	v->buf2 = aligned_alloc(4096, MR2_LEN);
-	v->rbuf = aligned_alloc(4096, 3 * RECVS * SLOT);
+	v->rbuf = aligned_alloc(4096, 4 * RECVS * SLOT);
 	if (!v->pd || !v->pd2 || !v->cq || !v->buf || !v->buf2 || !v->rbuf)
 		return -1;
 	pattern(v->buf, MR1_LEN);
 	pattern(v->buf2, MR2_LEN);
 	v->mr = ibv_reg_mr(v->pd, v->buf, MR1_LEN, rw);
 	v->mr2 = ibv_reg_mr(v->pd2, v->buf2, MR2_LEN, rw);
-	v->rmr = ibv_reg_mr(v->pd, v->rbuf, 3 * RECVS * SLOT,
+	v->rmr = ibv_reg_mr(v->pd, v->rbuf, 4 * RECVS * SLOT,
 			    IBV_ACCESS_LOCAL_WRITE);
 	if (!v->mr || !v->mr2 || !v->rmr)
 		return -1;
@@ -196,7 +251,7 @@ static int setup(struct victim *v)
 	    ud_qp_rts(v->ud, QKEY))
 		return -1;
 	return post_recvs(v, v->live, 0) || post_recvs(v, v->uc, RECVS) ||
-	       post_recvs(v, v->ud, 2 * RECVS);
+	       post_recvs(v, v->ud, 2 * RECVS) || setup_xrc(v);
 }
 
 static int qp_state(struct ibv_qp *qp)
@@ -216,9 +271,9 @@ static void print_states(struct victim *v)
 	printf("states live=%d sac=", qp_state(v->live));
 	for (i = 0; i < SAC_N; i++)
 		printf("%s%d", i ? "," : "", qp_state(v->sac[i]));
-	printf(" rtr=%d init=%d reset=%d uc=%d ud=%d\n", qp_state(v->rtr),
-	       qp_state(v->init), qp_state(v->reset), qp_state(v->uc),
-	       qp_state(v->ud));
+	printf(" rtr=%d init=%d reset=%d uc=%d ud=%d xtgt=%d\n",
+	       qp_state(v->rtr), qp_state(v->init), qp_state(v->reset),
+	       qp_state(v->uc), qp_state(v->ud), qp_state(v->xtgt));
 }
 
 /* Every completion until a second passes without one. */
@@ -235,7 +290,7 @@ static void print_recvs(struct victim *v)
 			continue;
 		}
 		quiet = xchg_now_ms() + 1000;
-		p = v->rbuf + (wc.wr_id % (3 * RECVS)) * SLOT;
+		p = v->rbuf + (wc.wr_id % (4 * RECVS)) * SLOT;
 		len = wc.byte_len > SLOT ? SLOT : wc.byte_len;
 		if (wc.qp_num == v->ud->qp_num && len >= GRH_LEN) {
 			p += GRH_LEN;
@@ -297,6 +352,7 @@ int main(int argc, char **argv)
 	struct victim v = { .gid = -1 };
 	const char *dev = NULL, *peer = NULL;
 	char line[64];
+	uint32_t xn[2];
 	int c, i;
 
 	while ((c = getopt(argc, argv, "d:g:a:q:p:")) != -1) {
@@ -338,10 +394,14 @@ int main(int argc, char **argv)
 	printf("live %u sac ", v.live->qp_num);
 	for (i = 0; i < SAC_N; i++)
 		printf("%s%u", i ? "," : "", v.sac[i]->qp_num);
-	printf(" rtr %u init %u reset %u uc %u ud %u dead %u va %llu rkey %u va2 %llu rkey2 %u\n",
+	printf(" rtr %u init %u reset %u uc %u ud %u dead %u va %llu rkey %u va2 %llu rkey2 %u",
 	       v.rtr->qp_num, v.init->qp_num, v.reset->qp_num, v.uc->qp_num,
 	       v.ud->qp_num, v.dead, (unsigned long long)(uintptr_t)v.buf,
 	       v.mr->rkey, (unsigned long long)(uintptr_t)v.buf2, v.mr2->rkey);
+	if (ibv_get_srq_num(v.xsrq[0], &xn[0]) ||
+	    ibv_get_srq_num(v.xsrq[1], &xn[1]))
+		return 1;
+	printf(" xtgt %u xsrq %u xsrq2 %u\n", v.xtgt->qp_num, xn[0], xn[1]);
 	fflush(stdout);
 	while (fgets(line, sizeof(line), stdin)) {
 		if (!strncmp(line, "states", 6))
@@ -368,6 +428,11 @@ int main(int argc, char **argv)
 	ibv_destroy_qp(v.reset);
 	ibv_destroy_qp(v.uc);
 	ibv_destroy_qp(v.ud);
+	ibv_destroy_qp(v.xtgt);
+	for (i = 0; i < 2; i++) {
+		ibv_destroy_srq(v.xsrq[i]);
+		ibv_close_xrcd(v.xrcd[i]);
+	}
 	ibv_dereg_mr(v.mr);
 	ibv_dereg_mr(v.mr2);
 	ibv_dereg_mr(v.rmr);

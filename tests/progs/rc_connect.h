@@ -3,7 +3,7 @@
  * Copyright (c) the vroce developers
  *
  * RESET -> INIT -> RTR -> RTS of a connected (RC or UC) QP towards a
- * peer's QP, or towards itself, for the test programs; each step on its
+ * peer's QP, or towards itself (and RESET -> INIT -> RTR of an XRC target), for the test programs; each step on its
  * own for the tests that stop on the way.
  */
 #ifndef VROCE_RC_CONNECT_H
@@ -37,6 +37,12 @@ static inline int qp_is_rc(const struct ibv_qp *qp)
 	return qp->qp_type == IBV_QPT_RC;
 }
 
+/* RC and XRC targets answer requests: they take the responder's attributes. */
+static inline int qp_responds(const struct ibv_qp *qp)
+{
+	return qp_is_rc(qp) || qp->qp_type == IBV_QPT_XRC_RECV;
+}
+
 /* RESET -> INIT on port 1, P_Key index 0, with remote rights @access. */
 static inline int qp_to_init(struct ibv_qp *qp, unsigned int access)
 {
@@ -67,7 +73,7 @@ static inline int rc_to_rtr(struct ibv_qp *qp, const struct rc_path *p)
 	a.ah_attr.grh.dgid = *p->dgid;
 	a.ah_attr.grh.sgid_index = p->sgid_idx;
 	a.ah_attr.grh.hop_limit = 64;
-	if (qp_is_rc(qp)) {
+	if (qp_responds(qp)) {
 		a.max_dest_rd_atomic = p->dest_rd_atomic;
 		a.min_rnr_timer = p->min_rnr_timer;
 		mask |= IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
@@ -101,7 +107,7 @@ static inline unsigned int rc_path_access(const struct ibv_qp *qp,
 {
 	if (p->access)
 		return p->access;
-	if (!qp_is_rc(qp))
+	if (!qp_responds(qp))
 		return IBV_ACCESS_REMOTE_WRITE;
 	return IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
 	       IBV_ACCESS_REMOTE_ATOMIC;

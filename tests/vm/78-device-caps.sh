@@ -4,7 +4,7 @@
 #
 # The device capability flags vroce0 reports (ibv_devinfo -v) include
 # every capability it has: memory windows of type 1 and 2B, RNR NAKs of
-# its RC responder, modify_qp's current-state check, besides the port
+# its RC responder, modify_qp's current-state check, XRC, besides the port
 # events, the system image GUID and the memory management extensions.
 # And no capability it lacks: type 2A windows, automatic path migration,
 # SRQ resize, UD IP checksums.
@@ -15,7 +15,7 @@
 . "$(dirname "$0")/_vroce.sh"
 
 vroce_up
-has=(MEM_WINDOW MEM_WINDOW_TYPE_2B RC_RNR_NAK_GEN CURR_QP_STATE_MOD
+has=(MEM_WINDOW MEM_WINDOW_TYPE_2B RC_RNR_NAK_GEN CURR_QP_STATE_MOD XRC
 	PORT_ACTIVE_EVENT SYS_IMAGE_GUID MEM_MGT_EXTENSIONS)
 lacks=(MEM_WINDOW_TYPE_2A AUTO_PATH_MIG SRQ_RESIZE UD_IP_CSUM)
 tap_plan $((${#has[@]} + ${#lacks[@]} + 1))

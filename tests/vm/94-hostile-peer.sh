@@ -3,15 +3,17 @@
 # Copyright (c) the vroce developers
 #
 # A hostile peer on the wire. A runs tests/progs/hostile_peer.c on vroce0:
-# RC QPs in RTS, RTR, INIT and RESET, UC and UD QPs in RTS, a destroyed
+# RC QPs in RTS, RTR, INIT and RESET, UC and UD QPs in RTS, an XRC target
+# QP in RTR with an XRC SRQ and an SRQ of another XRC domain, a destroyed
 # QP's number, an MR in its PD and one in another. B loads no RDMA device;
 # tests/vm/_hostile.py there crafts RoCEv2 packets from a second address
 # of B (192.0.2.3, the peer A's connected QPs name) and from a spoofed one:
 #   1. malformed, misdirected or spoofed packets: a bad ICRC, a datagram
 #      shorter than a BTH, a cut RETH, reserved opcodes, unknown and
 #      destroyed QPs, QPs in RESET and INIT, a foreign P_Key, a spoofed
-#      source, each transport at the others' QPs, a wrong Q_Key: no
-#      answer, and every one counted in rx_dropped;
+#      source, each transport at the others' QPs (XRC too), a wrong
+#      Q_Key, XRC requests out of sequence naming a bad SRQ (the target
+#      lives): no answer, and every one counted in rx_dropped;
 #   2. PSN chaos at the live RC QP: PSNs ahead get one sequence NAK, a
 #      duplicate WRITE is acknowledged and not executed, a duplicate READ
 #      nobody asked for gets nothing, responses with no request out are
@@ -23,7 +25,9 @@
 #      with a forged R_Key): the right NAK, and the QP goes to ERR;
 #   4. then the live QPs carry checked traffic: RC WRITE, READ back, SEND,
 #      FETCH_ADD, ATOMIC_WRITE and READ back, a UD SEND and a UC SEND; an
-#      RTR QP answers a READ;
+#      RTR QP answers a READ; the XRC target takes a SEND, WRITE and READ
+#      through its SRQ, then gets an Invalid Request NAK (and goes to
+#      ERR) for another domain's SRQ at the PSN expected;
 #   5. the victim posts four RDMA READs on the live QP (max_rd_atomic 1)
 #      and the crafter answers each only after a pause: at no time may
 #      more than one be outstanding (IBTA; the requester side of
@@ -120,7 +124,7 @@ ask mr
 tap_result $? "no byte of either MR changed where nothing may write ($ans)"
 
 ask states
-want="states live=3 sac=6,6,6,6,6,6,6,6,6,6 rtr=2 init=1 reset=0 uc=3 ud=3"
+want="states live=3 sac=6,6,6,6,6,6,6,6,6,6 rtr=2 init=1 reset=0 uc=3 ud=3 xtgt=6"
 [ "$ans" = "$want" ]
 tap_result $? "QP states: sacrificed ones in ERR, the others as they were ($ans)"
 
@@ -144,10 +148,10 @@ for w in $want; do
 	*) tap_diag "no receive of $len bytes (FNV $fnv) on QP $q" ;;
 	esac
 done
-[ "$n" = 3 ]
-tap_result $? "UD, UC and RC receives: right lengths and bytes ($n of 3)"
+[ "$n" = 4 ]
+tap_result $? "UD, UC, RC and XRC receives: right lengths and bytes ($n of 4)"
 count=$(printf '%s\n' "$recvs" | grep -o "recv qp=" | wc -l)
-[ "$count" = 3 ]
+[ "$count" = 4 ]
 tap_result $? "no other receive completed ($count in all)"
 
 vm_recv reads-ready 60 >/dev/null

@@ -40,6 +40,7 @@ READ_REQ, READ_RESP_ONLY, ACK, ATOMIC_ACK = 0x0c, 0x10, 0x11, 0x12
 FETCH_ADD = 0x14
 ATOMIC_WRITE = 0x1d     # IBTA 1.5 RDMA Atomic Write: RETH, 8 bytes
 UC_SEND_ONLY, UD_SEND_ONLY = 0x24, 0x64
+XRC = 0xa0              # the XRC transport: 0xa0 | the RC operation
 QKEY = 0x11111111
 HIGH = 32768            # MR1's upper half, which checked traffic may write
 
@@ -61,6 +62,10 @@ def fnv1a(data):
 
 def reth(va, rkey, length):
     return struct.pack("!QII", va, rkey, length)
+
+
+def xrceth(srqn):
+    return struct.pack("!I", srqn & 0xffffff)
 
 
 class Peer:
@@ -208,6 +213,14 @@ def main(argv):
     p.send(UD_SEND_ONLY, ud, 1, deth, bytes(8), pkey=0)
     p.send(UC_SEND_ONLY, uc, psn, b"", bytes(8), src=spoof)
     p.send(WRITE_ONLY, uc, psn, low16, bytes(16))   # RC opcode at UC
+    # XRC: out of sequence naming a bad SRQ (must not end the target QP),
+    # each transport at the other's QPs, a response at a target.
+    xtgt, xs, xs2 = v["xtgt"], v["xsrq"], v["xsrq2"]
+    p.send(XRC | SEND_ONLY, xtgt, psn + 50, xrceth(xs2), bytes(8))
+    p.send(XRC | SEND_ONLY, xtgt, psn - 5, xrceth(0xabcdef), bytes(8))
+    p.send(SEND_ONLY, xtgt, psn, b"", bytes(8))
+    p.send(XRC | SEND_ONLY, live, psn, xrceth(xs), bytes(8))
+    p.send(XRC | ACK, xtgt, psn, struct.pack("!I", 0))
     drops = p.sent
     icrc_errors = 1
     # Bad before any QP sees them (rx_errors): the ICRC, the 3 bytes, the
@@ -326,12 +339,39 @@ def main(argv):
     check(not naks, "live RC QP: no NAK (%s)" %
           [(g[2], hex(g[3][0])) for g in naks])
 
+    # 5. The XRC target: a SEND into its SRQ, a WRITE and a READ of it
+    # (the SRQ's PD is MR1's), then a SEND naming the other domain's SRQ
+    # at the PSN expected: an Invalid Request NAK, and the QP to ERR.
+    x = pat(200, 33)
+    xw = pat(512, 37)
+    xr = reth(va + HIGH + 8192, rkey, len(xw))
+    p.send(XRC | SEND_ONLY, xtgt, psn, xrceth(xs), x, ackreq=True)
+    p.send(XRC | WRITE_ONLY, xtgt, psn + 1, xrceth(xs) + xr, xw)
+    p.send(XRC | READ_REQ, xtgt, psn + 2, xrceth(xs) + xr)
+    used += 3
+    got = p.answers(2.0, lambda g: any(a[0] == XRC | READ_RESP_ONLY
+                                       for a in g))
+    data = [g[3][4:] for g in got if g[0] == XRC | READ_RESP_ONLY]
+    check(data == [xw] and all(g[1] == pq + len(bad) + 3 for g in got),
+          "XRC target: a SEND and a WRITE into its SRQ's PD, and a READ "
+          "of it answered with XRC opcodes (%s)" %
+          [(hex(g[0]), g[2]) for g in got])
+    p.send(XRC | SEND_ONLY, xtgt, psn + 3, xrceth(xs2), bytes(8),
+           ackreq=True)
+    drops += 1
+    got = p.answers(2.0, lambda g: len(g) >= 1)
+    check([(g[0], g[2], g[3][:1]) for g in got] ==
+          [(XRC | ACK, psn + 3, b"\x61")],
+          "XRC target: an SRQ of another domain at the PSN expected gets "
+          "an Invalid Request NAK (%s)" %
+          [(hex(g[0]), g[2], g[3][:1].hex()) for g in got])
+
     print("expect rx_dropped=%d rx_errors=%d rx_icrc_errors=%d "
           "seq_err_nak_sent=1 duplicate_requests=3 rx_packets=%d tx_dropped=0"
           % (drops, errors, icrc_errors, used))
-    print("want %d=%d:%08x %d=%d:%08x %d=%d:%08x" %
+    print("want %d=%d:%08x %d=%d:%08x %d=%d:%08x %d=%d:%08x" %
           (live, len(s), fnv1a(s), ud, 40 + len(u), fnv1a(u),
-           uc, len(c), fnv1a(c)))
+           uc, len(c), fnv1a(c), xtgt, len(x), fnv1a(x)))
     print("sent %d" % p.sent)
     return 0 if all(results) else 1
 

@@ -44,6 +44,7 @@ static const struct ib_device_ops vroce_dev_ops = {
 
 	.alloc_hw_port_stats = vroce_alloc_hw_port_stats,
 	.alloc_mr = vroce_alloc_mr,
+	.alloc_dm = vroce_alloc_dm,
 	.alloc_mw = vroce_alloc_mw,
 	.alloc_pd = vroce_alloc_pd,
 	.alloc_xrcd = vroce_alloc_xrcd,
@@ -56,6 +57,7 @@ static const struct ib_device_ops vroce_dev_ops = {
 	.attach_mcast = vroce_attach_mcast,
 	.dealloc_driver = vroce_dealloc_driver,
 	.device_group = &vroce_obj_group,
+	.dealloc_dm = vroce_dealloc_dm,
 	.dealloc_mw = vroce_dealloc_mw,
 	.dealloc_pd = vroce_dealloc_pd,
 	.dealloc_xrcd = vroce_dealloc_xrcd,
@@ -89,6 +91,7 @@ static const struct ib_device_ops vroce_dev_ops = {
 	.query_qp = vroce_query_qp,
 	.query_srq = vroce_query_srq,
 	.query_ucontext = vroce_query_ucontext,
+	.reg_dm_mr = vroce_reg_dm_mr,
 	.reg_user_mr = vroce_reg_user_mr,
 	.req_notify_cq = vroce_req_notify_cq,
 	.rereg_user_mr = vroce_rereg_user_mr,
@@ -275,6 +278,7 @@ int vroce_dev_add(const char *name, struct net_device *ndev)
 		return -ENOMEM;
 	/* From here on ib_dealloc_device() calls vroce_dealloc_driver(). */
 	ib_set_device_ops(&vdev->ibdev, &vroce_dev_ops);
+	vdev->ibdev.driver_def = vroce_uapi_defs;
 	INIT_LIST_HEAD(&vdev->node);
 	ida_init(&vdev->pd_ida);
 	ida_init(&vdev->qpn_ida);

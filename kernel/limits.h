@@ -26,6 +26,9 @@
 #define VROCE_MAX_MW		0x10000
 #define VROCE_MAX_MR_SIZE	(1ULL << 40)
 #define VROCE_MAX_FRMR_PAGES	512
+/* Device memory (dm.c): kernel memory the process maps, per allocation */
+#define VROCE_MAX_DM_SIZE	(4U << 20)
+#define VROCE_MAX_DM		1024
 #define VROCE_MAX_AH		0x10000
 #define VROCE_MAX_SRQ		0x2000
 #define VROCE_MAX_SRQ_WR	0x4000

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Memory shared with user space: rings are vmalloc'd (zeroed, whole
- * pages, charged to the owner's memory cgroup) by their owner, inserted
- * here to get an mmap offset for the provider,
+ * Memory shared with user space: rings and device memory (dm.c) are
+ * vmalloc'd (zeroed, whole pages, charged to the owner's memory cgroup)
+ * by their owner, inserted here to get an mmap offset for the provider,
  * and mapped on the provider's mmap() of the uverbs fd. ib_core frees
  * an entry (mmap_free) once its owner removed it and no mmap() is in
  * progress; pages still mapped by a process keep their own page
@@ -85,7 +85,7 @@ int vroce_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	rdma_entry = rdma_user_mmap_entry_get(ibuc, vma);
 	if (!rdma_entry)
 		return -EINVAL;
-	/* A ring is mapped whole, from its start, or not at all. */
+	/* A ring or a DM is mapped whole, from its start, or not at all. */
 	if (len == rdma_entry->npages << PAGE_SHIFT)
 		err = vroce_mmap_pages(vma, to_vmentry(rdma_entry)->vaddr);
 	rdma_user_mmap_entry_put(rdma_entry);

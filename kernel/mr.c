@@ -4,7 +4,9 @@
  * page map (one struct page pointer per page) built once at registration:
  * the data path walks it without locks, and it never changes for the
  * life of the MR (rereg makes a new MR under the same keys). A DMA MR
- * (kernel users) covers kernel virtual addresses and has no page map.
+ * (kernel users) covers kernel virtual addresses and has no page map. An
+ * MR on device memory (dm.c) maps the DM's pages, holding a reference on
+ * each, and is zero-based.
  *
  * Copyright (c) 2026 the vroce developers
  */
@@ -70,6 +72,15 @@ int vroce_mr_publish(struct vroce_dev *vdev, struct vroce_mr *mr)
 	return 0;
 }
 
+/* Drops the page references an MR on device memory holds. */
+static void vroce_mr_put_pages(struct vroce_mr_xlate *x)
+{
+	u32 i;
+
+	for (i = 0; i < x->npages && x->pages && x->pages[i]; i++)
+		put_page(x->pages[i]);
+}
+
 /*
  * Unpins the pages of @mr; no copy may use them any more. An FRMR's
  * registration goes after a grace period: lookups read it before they
@@ -81,6 +92,8 @@ static void vroce_mr_unpin(struct vroce_mr *mr)
 
 	if (map)
 		kfree_rcu(map, rcu);
+	if (mr->dm)
+		vroce_mr_put_pages(&mr->x);
 	kvfree(mr->x.pages);
 	mr->x.pages = NULL;
 	kvfree(mr->stage);
@@ -152,6 +165,61 @@ struct ib_mr *vroce_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		return ERR_PTR(err);
 	}
 	return &mr->ibmr;
+}
+
+/*
+ * An MR on [@attr->offset, + @attr->length) of device memory (dm.c): a
+ * page map of the DM's pages, each with a reference, addressed from 0
+ * (ib_core lets only zero-based ones through, within the DM).
+ */
+struct ib_mr *vroce_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+			      struct ib_dm_mr_attr *attr,
+			      struct uverbs_attr_bundle *attrs)
+{
+	int access = attr->access_flags & ~IB_ZERO_BASED;
+	struct vroce_mr_xlate *x;
+	size_t first = attr->offset >> PAGE_SHIFT;
+	struct vroce_mr *mr;
+	int err;
+	u32 i;
+
+	err = vroce_mr_check_access(access);
+	if (err)
+		return ERR_PTR(err);
+	if (!attr->length || attr->length > VROCE_MAX_DM_SIZE ||
+	    attr->offset > VROCE_MAX_DM_SIZE)
+		return ERR_PTR(-EINVAL);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	mr->dm = true;
+	x = &mr->x;
+	x->page_offset = offset_in_page(attr->offset);
+	x->npages = DIV_ROUND_UP(x->page_offset + attr->length, PAGE_SIZE);
+	x->pages = kvcalloc(x->npages, sizeof(*x->pages), GFP_KERNEL_ACCOUNT);
+	if (!x->pages) {
+		err = -ENOMEM;
+		goto free;
+	}
+	for (i = 0; i < x->npages; i++) {
+		x->pages[i] = vroce_dm_get_page(ibdm, first + i);
+		if (!x->pages[i]) {
+			err = -EINVAL;
+			goto free;
+		}
+	}
+	x->length = attr->length;
+	x->access = access;
+	/* Lookups read them as soon as the key is published. */
+	mr->ibmr.device = ibpd->device;
+	mr->ibmr.pd = ibpd;
+	err = vroce_mr_publish(to_vdev(ibpd->device), mr);
+	if (err)
+		goto free;
+	return &mr->ibmr;
+free:
+	vroce_mr_free(mr);
+	return ERR_PTR(err);
 }
 
 struct ib_mr *vroce_get_dma_mr(struct ib_pd *ibpd, int access)
@@ -278,6 +346,9 @@ struct ib_mr *vroce_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 	int err;
 
 	if (flags & ~IB_MR_REREG_SUPPORTED)
+		return ERR_PTR(-EOPNOTSUPP);
+	/* ib_core refuses MRs on device memory; kernel MRs never come. */
+	if (!old->umem)
 		return ERR_PTR(-EOPNOTSUPP);
 	if (atomic_read(&old->bound_mws))
 		return ERR_PTR(-EBUSY);

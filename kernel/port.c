@@ -79,6 +79,7 @@ int vroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 	attr->max_cqe = VROCE_MAX_CQE;
 	attr->max_mr = VROCE_MAX_MR;
 	attr->max_mw = VROCE_MAX_MW;
+	attr->max_dm_size = VROCE_MAX_DM_SIZE;
 	attr->max_pd = VROCE_MAX_PD;
 	attr->max_qp_rd_atom = VROCE_MAX_QP_RD_ATOM;
 	attr->max_qp_init_rd_atom = VROCE_MAX_QP_RD_ATOM;

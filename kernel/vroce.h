@@ -85,6 +85,7 @@ struct vroce_dev {
 	atomic_t n_qp;
 	atomic_t n_mr;
 	atomic_t n_mw;
+	atomic_t n_dm;
 	atomic_t n_ah;
 	atomic_t n_srq;
 	atomic_t tx_stack;		/* packets the stack holds (tx_pace.c) */
@@ -247,6 +248,7 @@ struct vroce_mr {
 	struct vroce_frmr_map __rcu *map;
 	bool dma;
 	bool frmr;			/* fast registration (kernel FRWR) */
+	bool dm;			/* on device memory: holds its pages */
 	u64 *stage;			/* FRMR: page addresses map_mr_sg set */
 	u32 nstaged;
 	u32 max_pages;
@@ -554,6 +556,18 @@ struct ib_mr *vroce_get_dma_mr(struct ib_pd *ibpd, int access);
 int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int vroce_mr_publish(struct vroce_dev *vdev, struct vroce_mr *mr);
 void vroce_mr_free(struct vroce_mr *mr);
+struct ib_mr *vroce_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+			      struct ib_dm_mr_attr *attr,
+			      struct uverbs_attr_bundle *attrs);
+
+/* dm.c: device memory */
+extern const struct uapi_definition vroce_uapi_defs[];
+struct ib_dm *vroce_alloc_dm(struct ib_device *ibdev,
+			     struct ib_ucontext *ibuc,
+			     struct ib_dm_alloc_attr *attr,
+			     struct uverbs_attr_bundle *attrs);
+int vroce_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs);
+struct page *vroce_dm_get_page(struct ib_dm *ibdm, size_t index);
 
 /* frmr.c: fast registration (FRWR) for kernel consumers */
 struct ib_mr *vroce_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,

@@ -16,13 +16,15 @@ static void vroce_free_context(struct ibv_context *ibctx);
 /*
  * Verbs we implement.  Every op left NULL keeps libibverbs' default, which
  * fails with EOPNOTSUPP: the extended verbs other than ibv_create_cq_ex(),
- * ibv_create_qp_ex(), ibv_create_srq_ex() and those of XRC (WQs, ...),
- * flows, DM, counters.  Multicast groups are the kernel's alone (its
- * commands, with no data of ours); thread and parent domains are ours
- * alone (domain.c).  bind_mw and post_srq_ops are set
- * explicitly: their defaults leave errno or *bad_op unset.
+ * ibv_create_qp_ex(), ibv_create_srq_ex(), those of XRC and those of
+ * device memory (dm.c) but ibv_import_dm() (WQs, ...), flows, counters.
+ * Multicast groups are the kernel's alone (its commands, with no data of
+ * ours); thread and parent domains are ours alone (domain.c).  bind_mw
+ * and post_srq_ops are set explicitly: their defaults leave errno or
+ * *bad_op unset.
  */
 static const struct verbs_context_ops vroce_ctx_ops = {
+	.alloc_dm = vroce_alloc_dm,
 	.alloc_mw = vroce_alloc_mw,
 	.alloc_parent_domain = vroce_alloc_parent_domain,
 	.alloc_pd = vroce_alloc_pd,
@@ -47,6 +49,7 @@ static const struct verbs_context_ops vroce_ctx_ops = {
 	.destroy_srq = vroce_destroy_srq,
 	.detach_mcast = ibv_cmd_detach_mcast,
 	.free_context = vroce_free_context,
+	.free_dm = vroce_free_dm,
 	.get_srq_num = vroce_get_srq_num,
 	.import_mr = vroce_import_mr,
 	.import_pd = vroce_import_pd,
@@ -64,6 +67,7 @@ static const struct verbs_context_ops vroce_ctx_ops = {
 	.query_qp = vroce_query_qp,
 	.query_rt_values = vroce_query_rt_values,
 	.query_srq = vroce_query_srq,
+	.reg_dm_mr = vroce_reg_dm_mr,
 	.reg_mr = vroce_reg_mr,
 	.req_notify_cq = vroce_req_notify_cq,
 	.rereg_mr = vroce_rereg_mr,

@@ -176,6 +176,17 @@ struct vroce_srq {
 };
 
 /*
+ * Device memory (ibv_alloc_dm(3)): kernel memory we map whole, map_len
+ * bytes (length rounded up to the kernel's page size) at addr.
+ */
+struct vroce_dm {
+	struct ibv_dm ibv_dm;
+	uint8_t *addr;
+	size_t length;			/* as allocated: the copies' bound */
+	size_t map_len;
+};
+
+/*
  * Responses as the kernel writes them: the uverbs core response, then our
  * driver data (udata) directly behind it.
  */
@@ -340,6 +351,11 @@ static inline struct vroce_srq *to_vsrq(struct ibv_srq *ibsrq)
 	return vroce_container_of(ibsrq, struct vroce_srq, vsrq.srq);
 }
 
+static inline struct vroce_dm *to_vdm(struct ibv_dm *ibdm)
+{
+	return vroce_container_of(ibdm, struct vroce_dm, ibv_dm);
+}
+
 /* verbs.c */
 void vroce_format_fw_ver(char *buf, size_t len, uint64_t fw_ver);
 int vroce_query_device_ex(struct ibv_context *ibctx,
@@ -382,6 +398,14 @@ struct ibv_mw *vroce_alloc_mw(struct ibv_pd *ibpd, enum ibv_mw_type type);
 int vroce_dealloc_mw(struct ibv_mw *ibmw);
 int vroce_bind_mw(struct ibv_qp *ibqp, struct ibv_mw *ibmw,
 		  struct ibv_mw_bind *bind);
+
+/* dm.c */
+struct ibv_dm *vroce_alloc_dm(struct ibv_context *ibctx,
+			      struct ibv_alloc_dm_attr *attr);
+int vroce_free_dm(struct ibv_dm *ibdm);
+struct ibv_mr *vroce_reg_dm_mr(struct ibv_pd *ibpd, struct ibv_dm *ibdm,
+			       uint64_t dm_offset, size_t length,
+			       unsigned int access);
 
 /* ah.c */
 struct ibv_ah *vroce_create_ah(struct ibv_pd *ibpd, struct ibv_ah_attr *attr);

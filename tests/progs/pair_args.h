@@ -9,9 +9,13 @@
 #ifndef VROCE_PAIR_ARGS_H
 #define VROCE_PAIR_ARGS_H
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
 
 struct pair_args {
 	const char *dev;
@@ -51,6 +55,46 @@ static inline int pair_args_parse(int argc, char **argv, const char *usage,
 	}
 	a->peer = optind < argc ? argv[optind] : NULL;
 	return 0;
+}
+
+/* A two-host program for pair_main(): set up on DEV, then serve or drive. */
+struct pair_prog {
+	const char *name;
+	const char *objects;	/* what setup makes, for the TAP line */
+	int port;		/* the default port */
+	int (*setup)(const char *dev, int gid);
+	int (*server)(int port);
+	int (*client)(const char *peer, int port);
+};
+
+/*
+ * The main() of @p: PROG -d DEV -g GIDIDX [-p PORT] [-s | PEER]. A failed
+ * setup is a TAP failure for the client, exit status 1 for the server.
+ */
+static inline int pair_main(int argc, char **argv, const struct pair_prog *p)
+{
+	struct pair_args a = { .dev = "vroce0", .port = p->port };
+	char usage[128];
+
+	snprintf(usage, sizeof(usage),
+		 "%s -d DEV -g GIDIDX [-p PORT] [-s | PEER]", p->name);
+	if (pair_args_parse(argc, argv, usage, &a))
+		return 2;
+	if (p->setup(a.dev, a.gid)) {
+		fprintf(stderr, "%s: cannot set up %s: %s\n", p->name, a.dev,
+			strerror(errno));
+		if (a.srv)
+			return 1;
+		tap_ok(0, "%s: %s", a.dev, p->objects);
+		return tap_done();
+	}
+	if (a.srv)
+		return p->server(a.port);
+	if (!a.peer) {
+		fprintf(stderr, "%s: a PEER or -s\n", p->name);
+		return 2;
+	}
+	return p->client(a.peer, a.port);
 }
 
 #endif /* VROCE_PAIR_ARGS_H */

@@ -519,25 +519,10 @@ static int setup(const char *dev, int gid)
 
 int main(int argc, char **argv)
 {
-	struct pair_args a = { .dev = "vroce0", .gid = 0, .port = 18810 };
+	static const struct pair_prog prog = {
+		.name = "xrc_wire", .objects = "PD, MR", .port = 18810,
+		.setup = setup, .server = server, .client = client,
+	};
 
-	if (pair_args_parse(argc, argv,
-			    "xrc_wire -d DEV -g GIDIDX [-p PORT] [-s | PEER]",
-			    &a))
-		return 2;
-	if (setup(a.dev, a.gid)) {
-		fprintf(stderr, "xrc_wire: cannot set up %s: %s\n", a.dev,
-			strerror(errno));
-		if (a.srv)
-			return 1;
-		tap_ok(0, "%s: PD, MR", a.dev);
-		return tap_done();
-	}
-	if (a.srv)
-		return server(a.port);
-	if (!a.peer) {
-		fprintf(stderr, "xrc_wire: a PEER or -s\n");
-		return 2;
-	}
-	return client(a.peer, a.port);
+	return pair_main(argc, argv, &prog);
 }

@@ -4,6 +4,7 @@
  *
  * The fake uverbs device described in fake_uverbs.h.
  */
+#include <assert.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -18,7 +20,10 @@
 #include <unistd.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/ib_user_ioctl_verbs.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
 #include <rdma/vroce-abi.h>
 
 #include "fake_uverbs.h"
@@ -175,6 +180,7 @@ static int query_device_ex(const struct ib_uverbs_ex_cmd_hdr *ex,
 		return ENOSPC;
 
 	fill_device_attr(&resp.base);
+	resp.max_dm_size = FAKE_MAX_DM_SIZE;
 	resp.response_length = out_len < sizeof(resp) ? out_len : sizeof(resp);
 	respond(ex->response, out_len, &resp, sizeof(resp));
 	return 0;
@@ -289,12 +295,11 @@ static uint64_t free_offset(size_t len)
 }
 
 /*
- * A ring of entries * stride bytes behind the header, zeroed, in a memfd
- * the fake kernel maps for itself.
+ * @size bytes, zeroed, in a memfd the fake kernel maps for itself, with
+ * an mmap offset of their own.
  */
-static struct fake_ring *ring_new(uint32_t entries, uint32_t stride)
+static struct fake_ring *mem_new(size_t size)
 {
-	size_t size = VROCE_RING_ENTRIES_OFFSET + (size_t)entries * stride;
 	struct fake_ring *ring = NULL;
 	void *addr;
 	int fd;
@@ -325,11 +330,22 @@ static struct fake_ring *ring_new(uint32_t entries, uint32_t stride)
 		.memfd = fd,
 		.offset = free_offset(page_align(size)),
 		.size = size,
-		.entries = entries,
-		.stride = stride,
 		.hdr = addr,
-		.ent = (uint8_t *)addr + VROCE_RING_ENTRIES_OFFSET,
 	};
+	return ring;
+}
+
+/* A ring of entries * stride bytes behind the header. */
+static struct fake_ring *ring_new(uint32_t entries, uint32_t stride)
+{
+	struct fake_ring *ring;
+
+	ring = mem_new(VROCE_RING_ENTRIES_OFFSET + (size_t)entries * stride);
+	if (ring) {
+		ring->entries = entries;
+		ring->stride = stride;
+		ring->ent = (uint8_t *)ring->hdr + VROCE_RING_ENTRIES_OFFSET;
+	}
 	return ring;
 }
 
@@ -354,6 +370,7 @@ void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 
 	ring = ring_at(off);
 	if (!ring || !len || len > page_align(ring->size) ||
+	    (ring->whole && len != page_align(ring->size)) ||
 	    (flags & MAP_TYPE) != MAP_SHARED ||
 	    (prot & ~(PROT_READ | PROT_WRITE))) {
 		fake.bad_mmaps++;
@@ -817,6 +834,7 @@ FIND_LIVE(mw, mws)
 FIND_LIVE(ah, ahs)
 FIND_LIVE(srq, srqs)
 FIND_LIVE(xrcd, xrcds)
+FIND_LIVE(dm, dms)
 
 #define FREE_SLOT(arr, out)						\
 	do {								\
@@ -935,6 +953,8 @@ static int dereg_mr(const void *payload, size_t in_len)
 	if (mr->bound_mws)
 		return EBUSY;
 	mr->live = false;
+	if (mr->dm)
+		fake_dm_get(mr->dm)->mrs--;
 	return 0;
 }
 
@@ -1441,4 +1461,348 @@ ssize_t write(int fd, const void *buf, size_t count)
 	if (is_fake_fd(fd))
 		return fake_uverbs_write(buf, count);
 	return syscall(SYS_write, fd, buf, count);
+}
+
+/*
+ * ---- device memory: the ioctl methods ----
+ *
+ * Only the three methods of DM take this path: the provider builds them
+ * itself.  The fake checks them as ib_uverbs_ioctl() does: the header,
+ * then each attribute against the method's specification, then the
+ * method's own checks.
+ */
+
+enum attr_kind { ATTR_IDR, ATTR_IN, ATTR_OUT };
+
+/* An attribute a method knows: the lengths it takes, if it needs it. */
+struct attr_spec {
+	uint16_t id;
+	enum attr_kind kind;
+	uint16_t min_len, max_len;	/* 0 for an IDR */
+	bool mandatory;
+};
+
+#define METHOD_MAX_ATTRS 8
+
+struct method_spec {
+	uint16_t object, method;
+	const struct attr_spec *attrs;
+	unsigned int num;
+	/* attrs[i] as sent (in the caller's array), or NULL if not sent */
+	int (*run)(struct ib_uverbs_attr **attrs);
+};
+
+/* An inline input of @size bytes (the spec checked its length). */
+static void attr_in(const struct ib_uverbs_attr *attr, void *to, size_t size)
+{
+	memset(to, 0, size);
+	memcpy(to, &attr->data, attr->len < size ? attr->len : size);
+}
+
+/* As uverbs_copy_to(): at most len bytes, then mark the output valid. */
+static void attr_out(struct ib_uverbs_attr *attr, const void *from,
+		     size_t size)
+{
+	memcpy((void *)(uintptr_t)attr->data, from,
+	       size < attr->len ? size : attr->len);
+	attr->flags |= UVERBS_ATTR_F_VALID_OUTPUT;
+}
+
+/*
+ * As uverbs_get_flags32(): absent means none; 4 or 8 bytes; no bit the
+ * kernel does not know (IB_ACCESS_SUPPORTED: bits 0-7 and the optional
+ * range, bits 20-29).
+ */
+static int attr_access(const struct ib_uverbs_attr *attr, uint32_t *access)
+{
+	const uint64_t supported = 0xffULL | 0x3ff00000ULL;
+	uint64_t flags = 0;
+
+	*access = 0;
+	if (!attr)
+		return 0;
+	if (attr->len == 4) {
+		uint32_t f;
+
+		attr_in(attr, &f, sizeof(f));
+		flags = f;
+	} else if (attr->len == 8) {
+		attr_in(attr, &flags, sizeof(flags));
+	} else {
+		return EINVAL;
+	}
+	if (flags & ~supported)
+		return EINVAL;
+	*access = flags;
+	return 0;
+}
+
+/* The live DM an IDR attribute names, or NULL (the kernel: ENOENT). */
+static struct fake_dm *attr_dm(const struct ib_uverbs_attr *attr)
+{
+	return attr->data > UINT32_MAX ? NULL : fake_dm_get(attr->data);
+}
+
+enum { ALLOC_HANDLE, ALLOC_LENGTH, ALLOC_ALIGN, ALLOC_OFFSET, ALLOC_NUM };
+
+static const struct attr_spec alloc_dm_attrs[ALLOC_NUM] = {
+	[ALLOC_HANDLE] = { UVERBS_ATTR_ALLOC_DM_HANDLE, ATTR_IDR, 0, 0, true },
+	[ALLOC_LENGTH] = { UVERBS_ATTR_ALLOC_DM_LENGTH, ATTR_IN, 8, 8, true },
+	[ALLOC_ALIGN] = { UVERBS_ATTR_ALLOC_DM_ALIGNMENT, ATTR_IN, 4, 4, true },
+	[ALLOC_OFFSET] = { VROCE_ATTR_ALLOC_DM_RESP_MMAP_OFFSET, ATTR_OUT,
+			   8, 8, true },
+};
+
+/*
+ * As the kernel: at most FAKE_MAX_DM_SIZE bytes aligned to at most a
+ * page, zeroed, mapped from the offset returned.
+ */
+static int dm_alloc(struct ib_uverbs_attr **attrs)
+{
+	struct fake_ring *mem;
+	struct fake_dm *dm;
+	uint64_t length, offset;
+	uint32_t log_align;
+
+	fake.alloc_dm++;
+	attr_in(attrs[ALLOC_LENGTH], &length, sizeof(length));
+	attr_in(attrs[ALLOC_ALIGN], &log_align, sizeof(log_align));
+	if (!length || length > FAKE_MAX_DM_SIZE ||
+	    log_align > FAKE_PAGE_SHIFT)
+		return EINVAL;
+	FREE_SLOT(dms, dm);
+	if (!dm)
+		return ENOMEM;
+	mem = mem_new(length);
+	if (!mem)
+		return ENOMEM;
+	mem->whole = true;
+	*dm = (struct fake_dm){
+		.live = true,
+		.handle = next_handle++,
+		.length = length,
+		.log_align = log_align,
+		.mem = mem,
+		.buf = (uint8_t *)mem->hdr,
+	};
+	offset = mem->offset + fake.dm_offset_bias;
+	attrs[ALLOC_HANDLE]->data = dm->handle;
+	attr_out(attrs[ALLOC_OFFSET], &offset, sizeof(offset));
+	return 0;
+}
+
+static const struct attr_spec free_dm_attrs[] = {
+	{ UVERBS_ATTR_FREE_DM_HANDLE, ATTR_IDR, 0, 0, true },
+};
+
+/* The memory stays mapped where the provider still maps it. */
+static int dm_free(struct ib_uverbs_attr **attrs)
+{
+	struct fake_dm *dm = attr_dm(attrs[0]);
+
+	fake.free_dm++;
+	if (!dm)
+		return ENOENT;
+	if (dm->mrs)
+		return EBUSY;
+	dm->live = false;
+	dm->mem->retired = true;
+	return 0;
+}
+
+enum {
+	REG_HANDLE, REG_OFFSET, REG_LENGTH, REG_PD, REG_ACCESS, REG_DM,
+	REG_LKEY, REG_RKEY, REG_NUM
+};
+
+static const struct attr_spec reg_dm_mr_attrs[REG_NUM] = {
+	[REG_HANDLE] = { UVERBS_ATTR_REG_DM_MR_HANDLE, ATTR_IDR, 0, 0, true },
+	[REG_OFFSET] = { UVERBS_ATTR_REG_DM_MR_OFFSET, ATTR_IN, 8, 8, true },
+	[REG_LENGTH] = { UVERBS_ATTR_REG_DM_MR_LENGTH, ATTR_IN, 8, 8, true },
+	[REG_PD] = { UVERBS_ATTR_REG_DM_MR_PD_HANDLE, ATTR_IDR, 0, 0, true },
+	/* a flags attribute: optional, 4 or 8 bytes */
+	[REG_ACCESS] = { UVERBS_ATTR_REG_DM_MR_ACCESS_FLAGS, ATTR_IN, 4, 8,
+			 false },
+	[REG_DM] = { UVERBS_ATTR_REG_DM_MR_DM_HANDLE, ATTR_IDR, 0, 0, true },
+	[REG_LKEY] = { UVERBS_ATTR_REG_DM_MR_RESP_LKEY, ATTR_OUT, 4, 4, true },
+	[REG_RKEY] = { UVERBS_ATTR_REG_DM_MR_RESP_RKEY, ATTR_OUT, 4, 4, true },
+};
+
+/*
+ * As ib_core's DM_MR_REG: zero-based only, within the DM, no on-demand
+ * paging; and as vroce's reg_dm_mr, not empty.  The MR holds the DM
+ * (DM_FREE fails with EBUSY) until it is deregistered.
+ */
+static int dm_mr_reg(struct ib_uverbs_attr **attrs)
+{
+	uint64_t offset, length;
+	struct fake_dm *dm;
+	struct fake_mr *mr;
+	uint32_t access;
+	int ret;
+
+	fake.reg_dm_mr++;
+	dm = attr_dm(attrs[REG_DM]);
+	if (attrs[REG_PD]->data != FAKE_PD_HANDLE || !dm)
+		return ENOENT;
+	attr_in(attrs[REG_OFFSET], &offset, sizeof(offset));
+	attr_in(attrs[REG_LENGTH], &length, sizeof(length));
+	ret = attr_access(attrs[REG_ACCESS], &access);
+	if (ret)
+		return ret;
+	if (!(access & IBV_ACCESS_ZERO_BASED) ||
+	    (access & IBV_ACCESS_ON_DEMAND))
+		return EINVAL;
+	ret = mr_access_ok(access);
+	if (ret)
+		return ret;
+	if (offset > dm->length || length > dm->length ||
+	    length > dm->length - offset || !length)
+		return EINVAL;
+	FREE_SLOT(mrs, mr);
+	if (!mr)
+		return ENOMEM;
+
+	*mr = (struct fake_mr){
+		.live = true,
+		.handle = next_handle++,
+		.pd_handle = FAKE_PD_HANDLE,
+		.dm = dm->handle,
+		.start = offset,
+		.length = length,
+		.access = access,
+	};
+	new_keys(&mr->lkey, &mr->rkey);
+	dm->mrs++;
+	attrs[REG_HANDLE]->data = mr->handle;
+	attr_out(attrs[REG_LKEY], &mr->lkey, sizeof(mr->lkey));
+	attr_out(attrs[REG_RKEY], &mr->rkey, sizeof(mr->rkey));
+	return 0;
+}
+
+static_assert(ALLOC_NUM <= METHOD_MAX_ATTRS && REG_NUM <= METHOD_MAX_ATTRS,
+	      "a method with more attributes than parse_attrs() holds");
+
+#define METHOD(obj, meth, specs, fn) \
+	{ obj, meth, specs, sizeof(specs) / sizeof(specs[0]), fn }
+
+static const struct method_spec methods[] = {
+	METHOD(UVERBS_OBJECT_DM, UVERBS_METHOD_DM_ALLOC, alloc_dm_attrs,
+	       dm_alloc),
+	METHOD(UVERBS_OBJECT_DM, UVERBS_METHOD_DM_FREE, free_dm_attrs,
+	       dm_free),
+	METHOD(UVERBS_OBJECT_MR, UVERBS_METHOD_DM_MR_REG, reg_dm_mr_attrs,
+	       dm_mr_reg),
+};
+
+/*
+ * Whether the fake answers this ioctl: every method of the DM object
+ * (unknown ones with EPROTONOSUPPORT, as the kernel), and DM_MR_REG.
+ */
+static bool fake_answers(const struct ib_uverbs_ioctl_hdr *hdr)
+{
+	return hdr->object_id == UVERBS_OBJECT_DM ||
+	       (hdr->object_id == UVERBS_OBJECT_MR &&
+		hdr->method_id == UVERBS_METHOD_DM_MR_REG);
+}
+
+static const struct method_spec *find_method(uint16_t object,
+					     uint16_t method)
+{
+	size_t i;
+
+	if (fake.no_dm)
+		return NULL;
+	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
+		if (methods[i].object == object && methods[i].method == method)
+			return &methods[i];
+	return NULL;
+}
+
+/*
+ * As uverbs_set_attr(): an attribute the method does not know fails the
+ * command only if the caller made it mandatory; one it knows must come
+ * once, with its length; every one the method needs must come.
+ */
+static int parse_attrs(struct ib_uverbs_ioctl_hdr *hdr,
+		       const struct method_spec *m,
+		       struct ib_uverbs_attr **found)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < hdr->num_attrs; i++) {
+		struct ib_uverbs_attr *attr = &hdr->attrs[i];
+		const struct attr_spec *spec;
+
+		if (!(attr->flags & UVERBS_ATTR_F_MANDATORY))
+			fake.optional_attrs++;
+		for (k = 0; k < m->num && m->attrs[k].id != attr->attr_id; k++)
+			;
+		if (k == m->num) {
+			if (attr->flags & UVERBS_ATTR_F_MANDATORY)
+				return EPROTONOSUPPORT;
+			continue;
+		}
+		spec = &m->attrs[k];
+		if (found[k] || attr->attr_data.reserved)
+			return EINVAL;
+		if (spec->kind == ATTR_IDR ? attr->len != 0 :
+		    attr->len < spec->min_len || attr->len > spec->max_len)
+			return EINVAL;
+		found[k] = attr;
+	}
+	for (k = 0; k < m->num; k++)
+		if (m->attrs[k].mandatory && !found[k])
+			return EINVAL;
+	return 0;
+}
+
+/* As ib_uverbs_ioctl(): 0 or an errno value. */
+static int verbs_ioctl(struct ib_uverbs_ioctl_hdr *hdr)
+{
+	struct ib_uverbs_attr *found[METHOD_MAX_ATTRS] = { 0 };
+	const struct method_spec *m;
+	int ret;
+
+	fake.ioctls++;
+	fake.last_object = hdr->object_id;
+	fake.last_method = hdr->method_id;
+	fake.last_num_attrs = hdr->num_attrs;
+	if (hdr->length > FAKE_PAGE_SIZE ||
+	    hdr->length != sizeof(*hdr) +
+			   (size_t)hdr->num_attrs * sizeof(hdr->attrs[0]))
+		return EINVAL;
+	if (hdr->reserved1 || hdr->reserved2)
+		return EPROTONOSUPPORT;
+	if (hdr->driver_id != RDMA_DRIVER_UNKNOWN)
+		return EINVAL;
+	m = find_method(hdr->object_id, hdr->method_id);
+	if (!m)
+		return EPROTONOSUPPORT;
+	ret = parse_attrs(hdr, m, found);
+	if (ret)
+		return ret;
+	return m->run(found);
+}
+
+int ioctl(int fd, unsigned long request, ...)
+{
+	va_list ap;
+	void *arg;
+	int ret;
+
+	va_start(ap, request);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+
+	if (is_fake_fd(fd) && request == RDMA_VERBS_IOCTL && arg &&
+	    fake_answers(arg)) {
+		ret = verbs_ioctl(arg);
+		if (ret) {
+			errno = ret;
+			return -1;
+		}
+		return 0;
+	}
+	return syscall(SYS_ioctl, fd, request, arg);
 }

@@ -5,9 +5,9 @@
  * An in-process stand-in for the kernel side of vroce, for loading the
  * provider through libibverbs on a host without RDMA.
  *
- * The load test defines socket(), stat(), open(), write() and close() in
- * its executable and exports them (-rdynamic), so the copies libibverbs
- * and libnl call are ours:
+ * The load test defines socket(), stat(), open(), write(), ioctl(), mmap(),
+ * munmap() and close() in its executable and exports them (-rdynamic),
+ * so the copies libibverbs, libnl and the provider call are ours:
  *
  *  - socket(AF_NETLINK, *, NETLINK_RDMA) fails, so libibverbs falls back to
  *    reading the sysfs tree named by $SYSFS_PATH, whatever the host has.
@@ -17,11 +17,15 @@
  *  - /dev/null does not know RDMA_VERBS_IOCTL (ENOTTY), so libibverbs
  *    uses the write() command interface, which fake_uverbs_write() answers
  *    the way ib_uverbs would for a vroce device.
+ *  - ioctl() of a fake cmd fd answers the ioctl-only methods of device
+ *    memory (UVERBS_OBJECT_DM, and DM_MR_REG of UVERBS_OBJECT_MR), which
+ *    the provider issues itself; every other ioctl still goes to
+ *    /dev/null, so libibverbs sees ENOTTY and keeps to write() as before.
  *  - mmap() and munmap() of a fake cmd fd map the rings of the CQs and QPs
- *    it created.  Each ring is a memfd the fake "kernel" keeps mapped for
- *    itself (struct fake_ring.hdr), so a test sees the ring at another
- *    address than the provider, as the kernel would, and keeps seeing it
- *    after the provider has unmapped it.
+ *    it created, and the memory of its DMs.  Each ring is a memfd the
+ *    fake "kernel" keeps mapped for itself (struct fake_ring.hdr), so a
+ *    test sees the ring at another address than the provider, as the
+ *    kernel would, and keeps seeing it after the provider has unmapped it.
  *
  * The same file is also built as libfake_uverbs.so, to run unmodified
  * programs such as ibv_devinfo against the fake device with LD_PRELOAD.
@@ -41,6 +45,7 @@
 #define FAKE_FW_STR	"1.2.3"
 #define FAKE_MAX_QP	1234
 #define FAKE_PAGE_SIZE	4096
+#define FAKE_PAGE_SHIFT	12
 #define FAKE_COMP_VECS	3
 #define FAKE_GID_TBL_LEN 2
 #define FAKE_PD_HANDLE	7
@@ -54,8 +59,12 @@
 #define FAKE_SRQN_BASE	0x200
 #define FAKE_AH_NUM_BASE 0x30
 #define FAKE_XRCD_FD	77		/* the file of the inode XRCD */
+#define FAKE_MAX_DM_SIZE (1U << 20)	/* max_dm_size */
 
-/* One ring buffer as the fake kernel sees it. */
+/*
+ * One ring buffer as the fake kernel sees it; also the memory of a DM
+ * (entries and stride 0, hdr its first byte).
+ */
 struct fake_ring {
 	bool used;
 	int memfd;
@@ -64,6 +73,7 @@ struct fake_ring {
 	uint32_t entries;
 	uint32_t stride;
 	bool retired;			/* its CQ/QP is gone or resized */
+	bool whole;			/* mmap()s must map all of it */
 	struct vroce_ring_hdr *hdr;	/* the kernel's own mapping */
 	uint8_t *ent;			/* its entries */
 	unsigned int user_maps;		/* provider mappings alive */
@@ -115,8 +125,9 @@ struct fake_mr {
 	bool live;
 	uint32_t handle;
 	uint32_t pd_handle;
+	uint32_t dm;			/* handle of its DM; 0: not a DM MR */
 	uint32_t lkey, rkey;
-	uint64_t start, length, hca_va;
+	uint64_t start, length, hca_va;	/* of a DM MR: start is its offset */
 	uint32_t access;
 	unsigned int bound_mws;		/* set by a test: EBUSY */
 };
@@ -145,6 +156,17 @@ struct fake_srq {
 	uint32_t max_sge;
 	uint32_t limit;
 	struct fake_ring *ring;
+};
+
+/* Device memory: length bytes of mem, zeroed when allocated. */
+struct fake_dm {
+	bool live;
+	uint32_t handle;
+	uint64_t length;
+	uint32_t log_align;
+	unsigned int mrs;		/* DM MRs on it: DM_FREE fails, EBUSY */
+	struct fake_ring *mem;		/* mapped like a ring */
+	uint8_t *buf;			/* the kernel's own mapping of it */
 };
 
 struct fake_xrcd {
@@ -189,6 +211,13 @@ struct fake_uverbs {
 	unsigned int attach_mcast, detach_mcast;
 	unsigned int create_srq, modify_srq, query_srq, destroy_srq;
 	unsigned int open_xrcd, close_xrcd, create_xsrq, open_qp;
+	/*
+	 * RDMA_VERBS_IOCTLs the fake answered (those of DM), by method; the
+	 * attributes sent without UVERBS_ATTR_F_MANDATORY; the last one.
+	 */
+	unsigned int ioctls, alloc_dm, free_dm, reg_dm_mr;
+	unsigned int optional_attrs;
+	uint16_t last_object, last_method, last_num_attrs;
 	/* The last command: number, payload (after the header), lengths. */
 	uint32_t last_cmd;
 	uint8_t last_payload[256];
@@ -199,6 +228,8 @@ struct fake_uverbs {
 	bool allow_srq;			/* else CREATE_QP with an SRQ fails */
 	uint32_t fail_cmd;		/* with fail_errno != 0: fail it */
 	int fail_errno;
+	bool no_dm;			/* a kernel without DM methods */
+	uint64_t dm_offset_bias;	/* added to DM_ALLOC's mmap offset */
 	/*
 	 * Called with the core and driver response of CREATE_CQ,
 	 * RESIZE_CQ, CREATE_QP, CREATE_SRQ, CREATE_XSRQ and CREATE_AH just
@@ -214,6 +245,7 @@ struct fake_uverbs {
 	struct fake_ah ahs[FAKE_MAX_OBJS];
 	struct fake_srq srqs[FAKE_MAX_OBJS];
 	struct fake_xrcd xrcds[FAKE_MAX_OBJS];
+	struct fake_dm dms[FAKE_MAX_OBJS];
 };
 
 extern struct fake_uverbs fake;
@@ -222,12 +254,13 @@ extern struct fake_uverbs fake;
 struct fake_cq *fake_cq_get(uint32_t handle);
 struct fake_qp *fake_qp_get(uint32_t handle);
 
-/* The live MR, MW, AH, SRQ or XRCD of that handle, or NULL. */
+/* The live MR, MW, AH, SRQ, XRCD or DM of that handle, or NULL. */
 struct fake_mr *fake_mr_get(uint32_t handle);
 struct fake_mw *fake_mw_get(uint32_t handle);
 struct fake_ah *fake_ah_get(uint32_t handle);
 struct fake_srq *fake_srq_get(uint32_t handle);
 struct fake_xrcd *fake_xrcd_get(uint32_t handle);
+struct fake_dm *fake_dm_get(uint32_t handle);
 
 /*
  * Add a CQE to the CQ as the kernel does: write it at the kernel's
@@ -235,7 +268,7 @@ struct fake_xrcd *fake_xrcd_get(uint32_t handle);
  */
 bool fake_cq_push(struct fake_cq *cq, const struct vroce_cqe *cqe);
 
-/* Provider mappings of rings still alive. */
+/* Provider mappings of rings (and DMs) still alive. */
 unsigned int fake_user_maps(void);
 
 #endif /* VROCE_FAKE_UVERBS_H */

@@ -221,8 +221,8 @@ static void check_queries(struct ibv_context *ctx)
 /*
  * Raw packet QPs, WQs and flows are not implemented: vroce's create_qp_ex
  * and libibverbs' default ops fail them with EOPNOTSUPP.  (SRQs, MRs,
- * MWs, AHs, extended QPs, XRC and domains are, and verbs_test,
- * qp_ex_test, xrc_test and domain_test check them.)
+ * MWs, AHs, extended QPs, XRC, domains and device memory are, and
+ * verbs_test, qp_ex_test, xrc_test, domain_test and dm_test check them.)
  */
 static void check_unsupported(struct ibv_context *ctx, struct ibv_pd *pd)
 {

@@ -44,6 +44,7 @@ suite verbs_test "$build/verbs_test" "$provider"
 suite qp_ex_test "$build/qp_ex_test" "$provider"
 suite domain_test "$build/domain_test" "$provider"
 suite xrc_test "$build/xrc_test" "$provider"
+suite dm_test "$build/dm_test" "$provider"
 
 echo "# provider tests: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

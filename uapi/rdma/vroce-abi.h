@@ -16,6 +16,7 @@
 #define VROCE_ABI_USER_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 #define VROCE_ABI_VERSION	3
 
@@ -297,6 +298,22 @@ struct vroce_create_srq_resp {
 struct vroce_create_ah_resp {
 	__u32 ah_num;			/* what a UD send WQE names */
 	__u32 rsvd;
+};
+
+/*
+ * ---------------------------------------------------------------------
+ * Device memory (ibv_alloc_dm(3))
+ *
+ * Zeroed kernel memory that the process maps and remote peers reach
+ * through a zero-based MR (ibv_reg_dm_mr(3)). The UVERBS_METHOD_DM_ALLOC
+ * ioctl takes one driver attribute, mandatory: a __u64 output, the mmap
+ * offset of the memory on the uverbs fd. The provider maps
+ * PAGE_ALIGN(length) bytes from that offset, whole, at once.
+ * The largest allocation is max_dm_size of ibv_query_device_ex(3);
+ * log_align_req may be at most the page shift.
+ */
+enum vroce_dm_alloc_attrs {
+	VROCE_ATTR_ALLOC_DM_RESP_MMAP_OFFSET = (1U << UVERBS_ID_NS_SHIFT),
 };
 
 #endif /* VROCE_ABI_USER_H */

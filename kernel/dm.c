@@ -8,6 +8,10 @@
  * user MR does (mr.c); each such MR holds a reference on every page it
  * maps. ib_core refuses to free a DM that still has MRs.
  *
+ * It cannot be swapped: like pinned user memory (ib_umem_get()), it counts
+ * in the caller's pinned_vm against RLIMIT_MEMLOCK unless it has
+ * CAP_IPC_LOCK, until the DM is freed.
+ *
  * The memory belongs to the DM's mmap entry from the start: ib_core frees
  * the entry (vroce_mmap_free()) once the DM is gone and no mmap() is in
  * progress, and pages a process still maps keep their own references.
@@ -15,6 +19,8 @@
  * Copyright (c) 2026 the vroce developers
  */
 #include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
 #include <rdma/uverbs_ioctl.h>
@@ -29,6 +35,7 @@ struct vroce_dm {
 	void *vaddr;			/* owned by the mmap entry */
 	size_t size;			/* whole pages */
 	struct rdma_user_mmap_entry *mmap;
+	struct mm_struct *mm;		/* whose pinned_vm it counts in */
 };
 
 static struct vroce_dm *to_vdm(struct ib_dm *ibdm)
@@ -50,6 +57,29 @@ struct page *vroce_dm_get_page(struct ib_dm *ibdm, size_t index)
 	page = vmalloc_to_page(dm->vaddr + (index << PAGE_SHIFT));
 	get_page(page);
 	return page;
+}
+
+/* Counts @dm's pages in the caller's pinned_vm, as ib_umem_get() does. */
+static int vroce_dm_pin_account(struct vroce_dm *dm)
+{
+	unsigned long npages = dm->size >> PAGE_SHIFT;
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct mm_struct *mm = current->mm;
+
+	if (atomic64_add_return(npages, &mm->pinned_vm) > limit &&
+	    !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		return -ENOMEM;
+	}
+	mmgrab(mm);
+	dm->mm = mm;
+	return 0;
+}
+
+static void vroce_dm_pin_unaccount(struct vroce_dm *dm)
+{
+	atomic64_sub(dm->size >> PAGE_SHIFT, &dm->mm->pinned_vm);
+	mmdrop(dm->mm);
 }
 
 static int vroce_dm_check(const struct ib_dm_alloc_attr *attr)
@@ -84,24 +114,29 @@ struct ib_dm *vroce_alloc_dm(struct ib_device *ibdev,
 		goto uncount;
 	}
 	dm->size = PAGE_ALIGN(attr->length);
+	err = vroce_dm_pin_account(dm);
+	if (err)
+		goto free_dm;
 	dm->vaddr = __vmalloc(dm->size, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 	if (!dm->vaddr) {
 		err = -ENOMEM;
-		goto free_dm;
+		goto unaccount;
 	}
 	dm->mmap = vroce_mmap_insert(ibuc, dm->vaddr, dm->size, &offset);
 	if (IS_ERR(dm->mmap)) {
 		err = PTR_ERR(dm->mmap);
 		vfree(dm->vaddr);
-		goto free_dm;
+		goto unaccount;
 	}
 	err = uverbs_copy_to(attrs, VROCE_ATTR_ALLOC_DM_RESP_MMAP_OFFSET,
 			     &offset, sizeof(offset));
 	if (err) {
 		rdma_user_mmap_entry_remove(dm->mmap);
-		goto free_dm;
+		goto unaccount;
 	}
 	return &dm->ibdm;
+unaccount:
+	vroce_dm_pin_unaccount(dm);
 free_dm:
 	kfree(dm);
 uncount:
@@ -114,6 +149,7 @@ int vroce_dealloc_dm(struct ib_dm *ibdm, struct uverbs_attr_bundle *attrs)
 	struct vroce_dm *dm = to_vdm(ibdm);
 
 	rdma_user_mmap_entry_remove(dm->mmap);
+	vroce_dm_pin_unaccount(dm);
 	atomic_dec(&to_vdev(ibdm->device)->n_dm);
 	kfree(dm);
 	return 0;

@@ -213,6 +213,9 @@ struct ib_mr *vroce_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 	/* Lookups read them as soon as the key is published. */
 	mr->ibmr.device = ibpd->device;
 	mr->ibmr.pd = ibpd;
+	/* ib_core sets neither for a DM MR; QUERY_MR and restrack show them. */
+	mr->ibmr.iova = 0;
+	mr->ibmr.length = attr->length;
 	err = vroce_mr_publish(to_vdev(ibpd->device), mr);
 	if (err)
 		goto free;

@@ -2,15 +2,18 @@
 /*
  * Device memory between two hosts (ibv_alloc_dm(3)), the data checked at
  * both ends through ibv_memcpy_to_dm / ibv_memcpy_from_dm. The server's
- * only memory for its peer is a DM with a zero-based MR on it (remote
- * addresses are offsets into the DM); the client sends from a DM of its
- * own. Over one RC connection:
+ * only memory for its peer is a DM (of a length that is not whole pages)
+ * with zero-based MRs on it (remote addresses are offsets from an MR's
+ * start); the client sends from a DM of its own. Over one RC connection:
  *
  *   write   RDMA WRITE of 5000 bytes into the server's DM
  *   read    RDMA READ of 3000 bytes the server put in its DM
  *   atomic  fetch and add on 8 bytes of the server's DM
  *   send    a SEND of 2000 bytes from the client's DM into a receive
  *           whose buffer is in the server's DM
+ *   offset  RDMA WRITE of 3000 bytes to address 0 of a second MR, on the
+ *           server's DM from an offset that is not page aligned: they
+ *           land at that offset, and nothing either side of the MR moves
  *   bounds  an RDMA WRITE past the end of the server's DM MR: a remote
  *           access error, and the DM unchanged
  *
@@ -39,21 +42,25 @@
 #include "pattern.h"
 
 #define DM_LEN		(64 * 1024)
+#define SRV_DM_LEN	(DM_LEN - 100)	/* the server's: not whole pages */
 #define MR_LEN		(DM_LEN - 4096)	/* the server's MR: not the last page */
 #define WRITE_OFF	4096
 #define READ_OFF	12288
 #define ATOMIC_OFF	16384
 #define RECV_OFF	20480
+#define MR2_OFF		40100		/* the second MR: not page aligned */
+#define MR2_LEN		3000
 #define ADD		0x1234
 #define ZB		IBV_ACCESS_ZERO_BASED
 
 enum { C_OPEN = 1, C_CHECK, C_QUIT };
-enum test { T_WRITE, T_READ, T_ATOMIC, T_SEND, T_BOUNDS, T_N };
+enum test { T_WRITE, T_READ, T_ATOMIC, T_SEND, T_OFFSET, T_BOUNDS, T_N };
 
 static const char *const test_name[T_N] = {
 	"RDMA WRITE into device memory", "RDMA READ from device memory",
 	"fetch and add on device memory",
 	"SEND from device memory into device memory",
+	"RDMA WRITE into a DM MR at an offset within a page",
 	"RDMA WRITE past the end of a DM MR",
 };
 
@@ -64,6 +71,7 @@ static struct {
 	struct ibv_qp *qp;
 	struct ibv_dm *dm;
 	struct ibv_mr *mr;		/* on dm */
+	struct ibv_mr *mr2;		/* server: on dm at MR2_OFF */
 	uint8_t tmp[DM_LEN];
 	int gid;
 	union ibv_gid my_gid;
@@ -121,10 +129,10 @@ static int dm_zero(uint64_t off, size_t len)
 	return 0;
 }
 
-/* Our DM of DM_LEN bytes and a zero-based MR on its first @mr_len. */
-static int dm_open(size_t mr_len, unsigned int access)
+/* Our DM of @len bytes and a zero-based MR on its first @mr_len. */
+static int dm_open(size_t len, size_t mr_len, unsigned int access)
 {
-	struct ibv_alloc_dm_attr da = { .length = DM_LEN };
+	struct ibv_alloc_dm_attr da = { .length = len };
 
 	n.dm = ibv_alloc_dm(n.ctx, &da);
 	if (!n.dm)
@@ -173,9 +181,15 @@ static int srv_open(const struct xchg_msg *m)
 	uint64_t v = 0x1111111111111111ULL;
 	int err;
 
-	if (dm_open(MR_LEN, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			    IBV_ACCESS_REMOTE_READ |
-			    IBV_ACCESS_REMOTE_ATOMIC) || qp_open())
+	if (dm_open(SRV_DM_LEN, MR_LEN,
+		    IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC) ||
+	    qp_open())
+		return -1;
+	n.mr2 = ibv_reg_dm_mr(n.pd, n.dm, MR2_OFF, MR2_LEN,
+			      IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			      ZB);
+	if (!n.mr2)
 		return -1;
 	fill(n.tmp, 3000, 2);
 	err = ibv_memcpy_to_dm(n.dm, READ_OFF, n.tmp, 3000);
@@ -223,9 +237,13 @@ static int srv_check(enum test t)
 			return 0;
 		}
 		return !dm_holds(RECV_OFF, 2000, 3);
+	case T_OFFSET:
+		return !dm_holds(MR2_OFF, MR2_LEN, 7) &&
+		       !dm_zero(MR2_OFF - 100, 100) &&
+		       !dm_zero(MR2_OFF + MR2_LEN, 100);
 	case T_BOUNDS:
 		/* Nothing moved: the MR's last bytes and what follows. */
-		return !dm_zero(MR_LEN - 32, DM_LEN - MR_LEN + 32);
+		return !dm_zero(MR_LEN - 32, SRV_DM_LEN - MR_LEN + 32);
 	default:
 		return 1;
 	}
@@ -256,6 +274,7 @@ static int server(int port)
 		m.v[0] = st;
 		m.v[1] = n.qp ? n.qp->qp_num : 0;
 		m.v[2] = n.mr ? n.mr->rkey : 0;
+		m.v[3] = n.mr2 ? n.mr2->rkey : 0;
 		memcpy(m.v + 7, n.why, 64);
 		memcpy(m.gid, n.my_gid.raw, sizeof(m.gid));
 		if (xchg_send(fd, &m))
@@ -270,7 +289,7 @@ static int server(int port)
 
 static struct {
 	int fd;
-	uint32_t qpn, rkey;
+	uint32_t qpn, rkey, rkey2;
 	char why[65];
 } peer;
 
@@ -288,6 +307,7 @@ static int ask(uint64_t cmd, enum test t)
 	}
 	peer.qpn = (uint32_t)m.v[1];
 	peer.rkey = (uint32_t)m.v[2];
+	peer.rkey2 = (uint32_t)m.v[3];
 	memcpy(peer.why, m.v + 7, sizeof(peer.why) - 1);
 	peer.why[sizeof(peer.why) - 1] = 0;
 	if (cmd == C_OPEN && m.v[0] && qp_connect(peer.qpn, m.gid)) {
@@ -315,9 +335,12 @@ static int expect(uint64_t id, enum ibv_wc_status status, const char *what)
 	return 1;
 }
 
-/* Work request @id: @op from [@off, + @len) of our DM to @raddr. */
-static int post(uint64_t id, enum ibv_wr_opcode op, uint64_t off,
-		uint32_t len, uint64_t raddr)
+/*
+ * Work request @id: @op from [@off, + @len) of our DM to @raddr of the
+ * server's MR @rkey.
+ */
+static int post_to(uint64_t id, enum ibv_wr_opcode op, uint64_t off,
+		   uint32_t len, uint32_t rkey, uint64_t raddr)
 {
 	struct ibv_sge sge = { .addr = off, .length = len,
 			       .lkey = n.mr->lkey };
@@ -328,13 +351,20 @@ static int post(uint64_t id, enum ibv_wr_opcode op, uint64_t off,
 
 	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		wr.wr.atomic.remote_addr = raddr;
-		wr.wr.atomic.rkey = peer.rkey;
+		wr.wr.atomic.rkey = rkey;
 		wr.wr.atomic.compare_add = ADD;
 	} else {
 		wr.wr.rdma.remote_addr = raddr;
-		wr.wr.rdma.rkey = peer.rkey;
+		wr.wr.rdma.rkey = rkey;
 	}
 	return ibv_post_send(n.qp, &wr, &bad);
+}
+
+/* post_to() the server's first MR. */
+static int post(uint64_t id, enum ibv_wr_opcode op, uint64_t off,
+		uint32_t len, uint64_t raddr)
+{
+	return post_to(id, op, off, len, peer.rkey, raddr);
 }
 
 /* Puts @len bytes of @seed at @off of our DM. */
@@ -379,6 +409,10 @@ static int run(enum test t)
 		return !dm_fill(24576, 2000, 3) &&
 		       !post(4, IBV_WR_SEND, 24576, 2000, 0) &&
 		       expect(4, IBV_WC_SUCCESS, "SEND");
+	case T_OFFSET:
+		return !dm_fill(0, MR2_LEN, 7) &&
+		       !post_to(6, IBV_WR_RDMA_WRITE, 0, MR2_LEN, peer.rkey2, 0) &&
+		       expect(6, IBV_WC_SUCCESS, "RDMA WRITE to the second MR");
 	default:
 		return !dm_fill(0, 64, 4) &&
 		       !post(5, IBV_WR_RDMA_WRITE, 0, 64, MR_LEN - 32) &&
@@ -463,7 +497,7 @@ static int client(const char *host, int port)
 	struct ibv_dm *dm;
 	int t, ok;
 
-	ok = !dm_open(DM_LEN, IBV_ACCESS_LOCAL_WRITE) && !qp_open();
+	ok = !dm_open(DM_LEN, DM_LEN, IBV_ACCESS_LOCAL_WRITE) && !qp_open();
 	if (!tap_ok(ok, "DM, zero-based MR on it, RC QP (%s)",
 		    ok ? "ok" : strerror(errno)))
 		return tap_done();

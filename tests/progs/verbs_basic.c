@@ -69,13 +69,18 @@ static void check_unsupported(struct ibv_context *ctx)
 		.fd = -1, .oflags = O_CREAT,
 	};
 	struct ibv_td_init_attr ta = { 0 };
+	struct ibv_wq_init_attr wa = { .wq_type = IBV_WQT_RQ, .pd = pd };
 	void *obj;
 
 	if (!tap_ok(pd != NULL, "alloc a PD for the unsupported checks"))
 		return;
 	errno = 0;
 	obj = ibv_alloc_dm(ctx, &dma);
-	tap_ok(!obj && errno == EOPNOTSUPP, "alloc_dm: EOPNOTSUPP (errno %d)",
+	tap_ok(obj && !ibv_free_dm(obj),
+	       "alloc_dm and free_dm: device memory (errno %d)", errno);
+	errno = 0;
+	obj = ibv_create_wq(ctx, &wa);
+	tap_ok(!obj && errno == EOPNOTSUPP, "create_wq: EOPNOTSUPP (errno %d)",
 	       errno);
 	errno = 0;
 	obj = ibv_open_xrcd(ctx, &xa);

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # vroce top-level build.
-#   make            module (vroce.ko), provider (libvroce-rdmav34.so), tests
+#   make            module (vroce.ko), providers (libvroce-rdmavN.so, one per
+#                   libibverbs private ABI), tests
 #                   (with tests/kmod/vroce_ktest.ko, a kernel-verbs checker)
 #   make install    install them (honours DESTDIR), then depmod
 #   make deb        Debian packages in build/deb (scripts/deb): vroce-dkms

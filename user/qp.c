@@ -97,6 +97,46 @@ static int vroce_qp_map(struct vroce_qp *qp, int cmd_fd,
  * A zeroed QP in memory of @ibpd (NULL: none, as an XRC TGT QP has), its
  * queue locks set up; NULL with errno set on failure.
  */
+/*
+ * Where a libibverbs of our private ABI may keep verbs_qp.comp_mask:
+ * struct ibv_qp_ex grew in v42 and in v56 (vroce.h).
+ */
+static const uint16_t comp_mask_slots[] = { 344, 352, 360 };
+#define COMP_MASK_MARK 0xa5a5a5a5U
+
+/* Marks each slot, before libibverbs writes its comp_mask into one. */
+static void vroce_qp_comp_mask_mark(struct vroce_qp *qp)
+{
+	uint32_t mark = COMP_MASK_MARK;
+	size_t i;
+
+	for (i = 0; i < sizeof(comp_mask_slots) / sizeof(comp_mask_slots[0]); i++)
+		memcpy((uint8_t *)&qp->vqp + comp_mask_slots[i], &mark,
+		       sizeof(mark));
+}
+
+/*
+ * ibv_cmd_create_qp_ex() always writes comp_mask (0, or VERBS_QP_XRCD),
+ * and for an XRC QP its xrcd pointer after it: the first slot no longer
+ * marked is libibverbs' comp_mask.  The slots still marked are members
+ * of its struct ibv_qp_ex, NULL until qp_ex.c sets them.
+ */
+static void vroce_qp_comp_mask_find(struct vroce_qp *qp)
+{
+	uint8_t *base = (uint8_t *)&qp->vqp;
+	uint32_t v, zero = 0;
+	size_t i;
+
+	qp->comp_mask_at = 0;
+	for (i = 0; i < sizeof(comp_mask_slots) / sizeof(comp_mask_slots[0]); i++) {
+		memcpy(&v, base + comp_mask_slots[i], sizeof(v));
+		if (v == COMP_MASK_MARK)
+			memcpy(base + comp_mask_slots[i], &zero, sizeof(zero));
+		else if (!qp->comp_mask_at)
+			qp->comp_mask_at = comp_mask_slots[i];
+	}
+}
+
 static struct vroce_qp *vroce_qp_alloc(struct ibv_pd *ibpd)
 {
 	struct vroce_qp *qp;
@@ -204,8 +244,10 @@ struct vroce_qp *vroce_qp_new(struct ibv_context *ibctx,
 	 * On success this also writes the granted capabilities to
 	 * kattr.cap, and sets the XRC domain of a TGT QP in qp->vqp.
 	 */
+	vroce_qp_comp_mask_mark(qp);
 	ret = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &kattr, &cmd, sizeof(cmd),
 				   &resp.ibv_resp, sizeof(resp));
+	vroce_qp_comp_mask_find(qp);
 	if (ret)
 		goto err_dealloc;
 

@@ -430,23 +430,26 @@ static int vroce_qpx_init(struct vroce_qp *qp, uint64_t ops)
 	x->inl = (uint8_t *)x->sge + sges;
 	qp->x = x;
 	vroce_qpx_set_ops(&qp->vqp.qp_ex);
-	qp->vqp.comp_mask = VERBS_QP_EX;
 	/*
-	 * The libibverbs we run with finds comp_mask where its own headers
-	 * put it: if that is not where ours do (vroce.h), it would hand
-	 * out no ibv_qp_ex, and the QP is refused instead.
+	 * comp_mask goes where the libibverbs we run with keeps it, which
+	 * creation found (qp.c); it hands out the ibv_qp_ex then.
 	 */
+	if (qp->comp_mask_at)
+		memcpy((uint8_t *)&qp->vqp + qp->comp_mask_at,
+		       &(uint32_t){ VERBS_QP_EX }, sizeof(uint32_t));
 	if (ibv_qp_to_qp_ex(&qp->vqp.qp) != &qp->vqp.qp_ex)
 		return EOPNOTSUPP;
+	if (!(ops & IBV_QP_EX_WITH_ATOMIC_WRITE))
+		return 0;
 	/*
-	 * Set after that check: a libibverbs older than v42 has no
-	 * wr_atomic_write and reads this word as verbs_qp.comp_mask
-	 * (vroce.h), so it found 0 above and refused the QP.  Only an
-	 * application built with headers that have the member can ask for
-	 * it.
+	 * A libibverbs older than v42 has no wr_atomic_write: its comp_mask
+	 * is where that member is.  An application built with headers that
+	 * have it cannot be running with that one anyway.
 	 */
-	if (ops & IBV_QP_EX_WITH_ATOMIC_WRITE)
-		qp->vqp.qp_ex.wr_atomic_write = vroce_wr_atomic_write;
+	if (qp->comp_mask_at ==
+	    offsetof(struct ibv_qp_ex, wr_atomic_write))
+		return EOPNOTSUPP;
+	qp->vqp.qp_ex.wr_atomic_write = vroce_wr_atomic_write;
 	return 0;
 }
 

@@ -94,8 +94,36 @@ static int vroce_check_abi(struct ibv_device *ibdev,
 
 static void vroce_destroy_context(struct vroce_context *ctx)
 {
-	verbs_uninit_context(&ctx->ibv_ctx);
+	verbs_uninit_context(lib_vctx(ctx));
 	free(ctx);
+}
+
+/*
+ * A context whose verbs_context libibverbs set up, if its layout is the
+ * one of the private ABI we were built for.  Two rdma-core layouts share
+ * ABI 59 (v59 to v61, and v62 to v63): the size libibverbs writes into sz
+ * tells them apart, and a wrong one is refused, not used.
+ */
+static struct vroce_context *vroce_context_new(struct ibv_device *ibdev,
+					       int cmd_fd)
+{
+	struct vroce_context *ctx;
+
+	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx),
+		(struct verbs_context *)offsetof(struct vroce_context,
+						 vctx_room),
+		VROCE_DRIVER_ID);
+	if (!ctx)
+		return NULL;
+	if (ctx->ibv_ctx.sz == VROCE_VCTX_SIZE)
+		return ctx;
+	fprintf(stderr,
+		"vroce: %s: this libibverbs is not the one of libvroce-rdmav%d.so (verbs_context of %zu bytes, not %u); see vroce(7)\n",
+		ibdev->name, VROCE_PABI, ctx->ibv_ctx.sz,
+		(unsigned int)VROCE_VCTX_SIZE);
+	vroce_destroy_context(ctx);
+	errno = EOPNOTSUPP;
+	return NULL;
 }
 
 static struct verbs_context *vroce_alloc_context(struct ibv_device *ibdev,
@@ -109,13 +137,12 @@ static struct verbs_context *vroce_alloc_context(struct ibv_device *ibdev,
 
 	(void)private_data;
 
-	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
-					   VROCE_DRIVER_ID);
+	ctx = vroce_context_new(ibdev, cmd_fd);
 	if (!ctx)
 		return NULL;
 
-	ret = ibv_cmd_get_context(&ctx->ibv_ctx, &cmd, sizeof(cmd),
-				  &resp.ibv_resp, sizeof(resp));
+	ret = vroce_cmd_get_context(lib_vctx(ctx), &cmd, sizeof(cmd),
+				    &resp.ibv_resp, sizeof(resp));
 	if (!ret)
 		ret = vroce_check_abi(ibdev, &resp.drv);
 	if (ret) {
@@ -126,9 +153,9 @@ static struct verbs_context *vroce_alloc_context(struct ibv_device *ibdev,
 
 	ctx->page_size = resp.drv.page_size;
 	ctx->mmap_caps = resp.drv.mmap_caps;
-	verbs_set_ops(&ctx->ibv_ctx, &vroce_ctx_ops);
+	verbs_set_ops(lib_vctx(ctx), &vroce_ctx_ops);
 
-	return &ctx->ibv_ctx;
+	return lib_vctx(ctx);
 }
 
 /* The uverbs ABI version of @ibdev's char device: vroce's own. */
@@ -161,8 +188,7 @@ static struct verbs_context *vroce_import_context(struct ibv_device *ibdev,
 	unsigned int abi = 0;
 	int ret;
 
-	ctx = verbs_init_and_alloc_context(ibdev, cmd_fd, ctx, ibv_ctx,
-					   VROCE_DRIVER_ID);
+	ctx = vroce_context_new(ibdev, cmd_fd);
 	if (!ctx)
 		return NULL;
 	ret = ibv_cmd_query_context(&ctx->ibv_ctx.context, NULL);
@@ -179,8 +205,8 @@ static struct verbs_context *vroce_import_context(struct ibv_device *ibdev,
 	}
 	ctx->page_size = sysconf(_SC_PAGESIZE);
 	ctx->mmap_caps = 0;
-	verbs_set_ops(&ctx->ibv_ctx, &vroce_ctx_ops);
-	return &ctx->ibv_ctx;
+	verbs_set_ops(lib_vctx(ctx), &vroce_ctx_ops);
+	return lib_vctx(ctx);
 }
 
 static void vroce_free_context(struct ibv_context *ibctx)

@@ -17,7 +17,7 @@
 #include <rdma/ib_user_ioctl_verbs.h>
 #include <rdma/vroce-abi.h>
 
-#include "ibverbs_private34.h"
+#include "ibverbs_private.h"
 #include "ring.h"
 
 /*
@@ -35,12 +35,26 @@ struct vroce_device {
 	struct verbs_device ibv_dev;
 };
 
+/*
+ * libibverbs' verbs_context is at vctx_room: from ABI 59 on it is bigger
+ * than the one of our <infiniband/verbs.h>, with its extra members first
+ * (ibverbs_private.h, VROCE_VCTX_SIZE).  lib_vctx() is its address, the
+ * one every libibverbs call that takes a struct verbs_context gets.
+ */
 struct vroce_context {
+	uint8_t vctx_room[VROCE_VCTX_GROWTH];
 	struct verbs_context ibv_ctx;
 	/* From the GET_CONTEXT response (struct vroce_alloc_ucontext_resp). */
 	uint32_t page_size;
 	uint64_t mmap_caps;
+	/* Room for a libibverbs of a layout we refuse (vroce_context_new()). */
+	uint8_t vctx_slack[64];
 };
+
+static inline struct verbs_context *lib_vctx(struct vroce_context *ctx)
+{
+	return (struct verbs_context *)ctx->vctx_room;
+}
 
 /* A thread domain: objects made under it take no locks (domain.c). */
 struct vroce_td {
@@ -127,16 +141,16 @@ struct vroce_qp {
 	 * ibv_cmd_open_qp() write comp_mask (0, or VERBS_QP_XRCD for an XRC
 	 * TGT QP) and xrcd at the offsets of whatever libibverbs we run
 	 * with, within vqp and this slack, so for a QP without ibv_wr_*
-	 * operations it reads back what it wrote.  A QP with them (qp_ex.c,
-	 * never an XRC TGT QP) has VERBS_QP_EX at the offset of the headers
-	 * we were built with.  A newer libibverbs reads the 0 it wrote at
-	 * its own offset, an older one the wr_atomic_write pointer, which is
-	 * still NULL when qp_ex.c checks (it sets it only after): each finds
-	 * no VERBS_QP_EX, and ibv_create_qp_ex() then refuses the QP
-	 * (EOPNOTSUPP) rather than hand out a struct ibv_qp_ex of another
-	 * layout.
+	 * operations it reads back what it wrote.  Creation learns that
+	 * offset (comp_mask_at, qp.c), and a QP with ibv_wr_* operations
+	 * (qp_ex.c, never an XRC TGT QP) has VERBS_QP_EX written there.
 	 */
 	uint8_t vqp_slack[64];
+	/*
+	 * Where the libibverbs we run with keeps comp_mask, from vqp's
+	 * start: learnt at creation (vroce_qp_comp_mask_find()), 0 if not.
+	 */
+	uint16_t comp_mask_at;
 	struct vroce_wq sq;		/* ring.hdr NULL: no SQ (XRC TGT) */
 	struct vroce_wq rq;
 	uint32_t max_inline;

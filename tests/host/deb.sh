@@ -37,16 +37,19 @@ check "vroce-dkms: dkms.conf with the package's version" \
 check "vroce-dkms: depends on dkms" \
 	sh -c "dpkg-deb -f '$dkms_deb' Depends | grep -q 'dkms'"
 check "vroce-dkms: vroce(7)" test -f "$tmp/d/usr/share/man/man7/vroce.7.gz"
-check "libvroce1: the provider in libibverbs' directory" \
-	test -f "$tmp/p/usr/lib/$multiarch/libibverbs/libvroce-rdmav34.so"
 dynsyms() { objdump -T "$1" | awk '/IBVERBS/ { print $(NF - 1), $NF }' | sort; }
-check "libvroce1: the provider binds to libibverbs as the tree's build does" \
-	diff <(dynsyms "$tmp/p/usr/lib/$multiarch/libibverbs/libvroce-rdmav34.so") \
-	<(dynsyms "$build/user/libvroce-rdmav34.so")
+for n in 34 57 59 64 65; do
+	so=libvroce-rdmav$n.so
+	check "libvroce1: the provider of private ABI $n in libibverbs' directory" \
+		test -f "$tmp/p/usr/lib/$multiarch/libibverbs/$so"
+	check "libvroce1: $so binds to libibverbs as the tree's build does" \
+		diff <(dynsyms "$tmp/p/usr/lib/$multiarch/libibverbs/$so") \
+		<(dynsyms "$build/user/$so")
+done
 check "libvroce1: vroce.driver names the provider" \
 	grep -qx "driver vroce" "$tmp/p/etc/libibverbs.d/vroce.driver"
-check "libvroce1: needs libibverbs1 of private ABI 34 (<< 57)" \
-	sh -c "dpkg-deb -f '$prov_deb' Depends | grep -q 'libibverbs1 (<< 57~)'"
+check "libvroce1: needs a libibverbs1 it has a provider for (>= 39, << 66)" \
+	sh -c "dpkg-deb -f '$prov_deb' Depends | grep -q 'libibverbs1 (<< 66~)'"
 
 # dkms.conf's MAKE line, with DKMS's variables, for each kernel.
 mk=$(sed -n 's/^MAKE\[0\]="\(.*\)"$/\1/p' "$src/dkms.conf")

@@ -2,11 +2,14 @@
 /*
  * Copyright (c) the vroce developers
  *
- * Checks the layouts declared in user/ibverbs_private34.h (and the
+ * Checks the layouts declared in user/ibverbs_private.h (and the
  * provider's own udata buffers) against the layouts libibverbs was built
  * with.  The expected numbers were measured on x86_64 by compiling
  * rdma-core's own driver.h and kern-abi.h of v39.0, v44.0 and v56.1, which
  * all gave the same values but for struct verbs_qp (see check_verbs_qp).
+ * Built for a later private ABI (IBVERBS_PABI_VERSION), it checks
+ * verbs_context_ops, verbs_qp and the verbs_context size against the
+ * measurements of that ABI's rdma-core (abi_layout_later.h) instead.
  * The vroce ABI structs the provider shares with the kernel are checked
  * too: their layout is the contract of uapi/rdma/vroce-abi.h.
  */
@@ -15,6 +18,7 @@
 
 #include "tap.h"
 #include "vroce.h"
+#include "abi_layout_later.h"
 
 static void check_size(size_t got, size_t want, const char *what)
 {
@@ -126,14 +130,47 @@ static void check_context_ops(void)
 			bad++;						\
 		}							\
 	} while (0);
+#if VROCE_PABI == 34
 	VERBS_CONTEXT_OPS_V44
+#define OPS_N 76
+#elif VROCE_PABI == 57
+	VERBS_CONTEXT_OPS_57
+#define OPS_N VERBS_CONTEXT_OPS_57_N
+#elif VROCE_PABI == 59
+	VERBS_CONTEXT_OPS_59
+#define OPS_N VERBS_CONTEXT_OPS_59_N
+#elif VROCE_PABI == 64
+	VERBS_CONTEXT_OPS_64
+#define OPS_N VERBS_CONTEXT_OPS_64_N
+#else
+	VERBS_CONTEXT_OPS_65
+#define OPS_N VERBS_CONTEXT_OPS_65_N
+#endif
 #undef OP
 
-	tap_ok(members == 76 && !bad,
-	       "verbs_context_ops: all 76 v44 members at their v44 offsets");
-	SIZE(struct verbs_context_ops, 608);
-	tap_ok(sizeof(struct verbs_context_ops) == 76 * sizeof(void *),
-	       "verbs_context_ops is exactly 76 pointers");
+	tap_ok(members == OPS_N && !bad,
+	       "verbs_context_ops: all %u members of ABI %d at their offsets",
+	       members, VROCE_PABI);
+	SIZE(struct verbs_context_ops, OPS_N * sizeof(void *));
+	tap_ok(sizeof(struct verbs_context_ops) == OPS_N * sizeof(void *),
+	       "verbs_context_ops is exactly %d pointers", OPS_N);
+}
+
+/*
+ * The verbs_context libibverbs lays out in struct vroce_context: 648
+ * bytes up to ABI 57, 680 for ABI 59 (v62, v63), 696 for 64 and 65,
+ * ending where ours ends.
+ */
+static void check_verbs_context(void)
+{
+	static const size_t want = VROCE_PABI >= 64 ? 696 :
+				   VROCE_PABI == 59 ? 680 : 648;
+
+	tap_ok(VROCE_VCTX_SIZE == want, "verbs_context of ABI %d: %zu bytes",
+	       VROCE_PABI, want);
+	tap_ok(offsetof(struct vroce_context, ibv_ctx) -
+	       offsetof(struct vroce_context, vctx_room) + sizeof(struct verbs_context) ==
+	       want, "libibverbs' verbs_context ends where ours does");
 }
 
 static void check_device_ops(void)
@@ -284,11 +321,18 @@ static void check_verbs_qp(void)
 	static const size_t comp_mask_at[] = { 344, 352, 360 };
 	unsigned int i;
 
+#if VROCE_PABI >= 57
+	/* Measured from v57.0 to v65.0: struct ibv_qp_ex stays at 360. */
+	SIZE(struct verbs_qp, 376);
+	OFF(struct verbs_qp, comp_mask, 360);
+	OFF(struct verbs_qp, xrcd, 368);
+#else
 	SIZE(struct verbs_qp, 368);
-	OFF(struct verbs_qp, qp, 0);
-	OFF(struct verbs_qp, qp_ex, 0);
 	OFF(struct verbs_qp, comp_mask, 352);
 	OFF(struct verbs_qp, xrcd, 360);
+#endif
+	OFF(struct verbs_qp, qp, 0);
+	OFF(struct verbs_qp, qp_ex, 0);
 	OFF(struct vroce_qp, vqp, 0);
 	for (i = 0; i < 3; i++)
 		tap_ok(comp_mask_at[i] + sizeof(uint32_t) <=
@@ -364,8 +408,10 @@ static void check_rings(void)
 
 int main(void)
 {
-	tap_ok(IBVERBS_PABI_VERSION == 34, "private ABI version is 34");
+	tap_ok(IBVERBS_PABI_VERSION == VROCE_TEST_PABI,
+	       "private ABI version is %d", VROCE_TEST_PABI);
 	check_context_ops();
+	check_verbs_context();
 	check_device_ops();
 	check_device();
 	check_match_ent();

@@ -5,15 +5,17 @@
 # Checks the dynamic symbols of the provider against the installed
 # libibverbs, printing TAP:
 #
-#   check-symbols.sh <libvroce-rdmav34.so> [<libibverbs.so.1>]
+#   check-symbols.sh <libvroce-rdmavN.so> [<libibverbs.so.1>]
 #
 # Every symbol the provider takes from libibverbs must carry version
-# IBVERBS_PRIVATE_34 or IBVERBS_1.x and be defined with that version by
+# IBVERBS_PRIVATE_N (N from the file name) or IBVERBS_1.x and be defined
+# with that version by
 # the libibverbs the dynamic linker would load (or the one given).  The
 # provider must export verbs_provider_vroce and nothing else.
 set -u
 
 so=${1:?usage: check-symbols.sh <provider .so> [<libibverbs.so.1>]}
+pabi=$(basename "$so" | sed -n 's/.*-rdmav\([0-9][0-9]*\)\.so$/\1/p')
 n=0
 failed=0
 
@@ -69,9 +71,10 @@ readelf -V -W "$so" | awk '
 awk '$1 == "libibverbs.so.1" { print $2 }' "$tmp/needs" >"$tmp/ibv-versions"
 [ -s "$tmp/ibv-versions" ]
 ok $? "provider binds to versioned libibverbs symbols"
-bad=$(grep -Ev '^(IBVERBS_PRIVATE_34|IBVERBS_1\.[0-9]+)$' "$tmp/ibv-versions")
+bad=$(grep -Ev "^(IBVERBS_PRIVATE_${pabi:-none}|IBVERBS_1\.[0-9]+)\$" \
+	"$tmp/ibv-versions")
 [ -z "$bad" ]
-ok $? "libibverbs versions needed are only IBVERBS_PRIVATE_34 and IBVERBS_1.x"
+ok $? "libibverbs versions needed are only IBVERBS_PRIVATE_${pabi:-?} and IBVERBS_1.x"
 [ -z "$bad" ] || diag "unexpected: $bad"
 
 # Dynamic symbols as "bind ndx name[@version]".
@@ -98,9 +101,10 @@ while read -r sym; do
 	ok $? "$sym is defined by $(basename "$lib")"
 done <"$tmp/ibv-imports"
 
-# Register entry point of IBVERBS_PRIVATE_34 providers.
-grep -qxF 'verbs_register_driver_34@IBVERBS_PRIVATE_34' "$tmp/ibv-imports"
-ok $? "provider registers through verbs_register_driver_34@IBVERBS_PRIVATE_34"
+# Register entry point of IBVERBS_PRIVATE_N providers.
+reg=verbs_register_driver_$pabi@IBVERBS_PRIVATE_$pabi
+grep -qxF "$reg" "$tmp/ibv-imports"
+ok $? "provider registers through $reg"
 
 exports=$(awk '$2 != "UND" && $1 != "LOCAL" { print $3 }' "$tmp/syms")
 [ "$exports" = "verbs_provider_vroce" ]

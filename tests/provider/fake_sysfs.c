@@ -18,7 +18,22 @@
 #include "fake_sysfs.h"
 #include "fake_uverbs.h"
 
-#define SUFFIX "-rdmav34.so"
+/*
+ * The length of "-rdmavN.so" at the end of @path, N any private ABI
+ * number, or 0 if there is none.
+ */
+static size_t abi_suffix_len(const char *path)
+{
+	const char *s = strrchr(path, '-');
+	size_t digits;
+
+	if (!s || strncmp(s, "-rdmav", 6))
+		return 0;
+	digits = strspn(s + 6, "0123456789");
+	if (!digits || strcmp(s + 6 + digits, ".so"))
+		return 0;
+	return strlen(s);
+}
 
 /* A TAP diagnostic line. */
 __attribute__((format(printf, 1, 2)))
@@ -174,10 +189,10 @@ int fake_sysfs_setup(const char *so_path)
 	char sysfs[PATH_MAX];
 	const char *base = getenv("TMPDIR");
 	size_t len = strlen(so_path);
+	size_t suffix = abi_suffix_len(so_path);
 
-	if (so_path[0] != '/' || len <= strlen(SUFFIX) ||
-	    strcmp(so_path + len - strlen(SUFFIX), SUFFIX)) {
-		diag("need the absolute path of lib<name>%s", SUFFIX);
+	if (so_path[0] != '/' || !suffix || len <= suffix) {
+		diag("need the absolute path of lib<name>-rdmavN.so");
 		return -1;
 	}
 	if (access(so_path, R_OK)) {
@@ -201,7 +216,7 @@ int fake_sysfs_setup(const char *so_path)
 		return -1;
 
 	snprintf(sysfs, sizeof(sysfs), "%s/sys", fake_tmpdir);
-	snprintf(drivers, sizeof(drivers), "%.*s", (int)(len - strlen(SUFFIX)),
+	snprintf(drivers, sizeof(drivers), "%.*s", (int)(len - suffix),
 		 so_path);
 	setenv("SYSFS_PATH", sysfs, 1);
 	setenv("RDMAV_DRIVERS", drivers, 1);

@@ -35,7 +35,6 @@
 #include "tap.h"
 #include "vroce.h"
 
-#define SUFFIX "-rdmav34.so"
 
 /* ---- stderr capture ---- */
 
@@ -405,8 +404,8 @@ int main(int argc, char **argv)
 
 	if (argc != 2 && argc != 3) {
 		fprintf(stderr,
-			"usage: %s <absolute path of libvroce%s> [<libfake_uverbs.so>]\n",
-			argv[0], SUFFIX);
+			"usage: %s <absolute path of libvroce-rdmavN.so> [<libfake_uverbs.so>]\n",
+			argv[0]);
 		return 2;
 	}
 

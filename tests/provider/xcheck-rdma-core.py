@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # Copyright (c) the vroce developers
-"""Cross-check user/ibverbs_private34.h against rdma-core's own headers.
+"""Cross-check user/ibverbs_private.h against rdma-core's own headers.
 
     xcheck-rdma-core.py <rdma-core git dir> <tag>...
 
@@ -26,7 +26,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-HEADER = os.path.join(HERE, '..', '..', 'user', 'ibverbs_private34.h')
+HEADER = os.path.join(HERE, '..', '..', 'user', 'ibverbs_private.h')
 
 # Structs compared member by member; True: member types are comparable.
 STRUCTS = {
@@ -158,7 +158,7 @@ def main():
                                  stderr=subprocess.STDOUT, text=True)
             ok = res.returncode == 0
             failed += not ok
-            print('%sok %d - ibverbs_private34.h matches rdma-core %s'
+            print('%sok %d - ibverbs_private.h matches rdma-core %s'
                   % ('' if ok else 'not ', n, tag))
             if not ok:
                 lines = res.stdout.splitlines()

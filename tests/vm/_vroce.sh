@@ -159,3 +159,14 @@ dev_counter() {
 	rdma statistic show link "$1/1" | tr ' ' '\n' |
 		grep -A1 -x "$2" | tail -n 1
 }
+
+# wire_clean: one TAP line each that $dev's retransmits and retry_timeouts
+# are 0, as they must be after traffic on a clean wire.
+# shellcheck disable=SC2154 # dev is kind_dev's
+wire_clean() {
+	local c v
+	for c in retransmits retry_timeouts; do
+		v=$(dev_counter "$dev" "$c")
+		tap_check "$c is 0 (${v:-unreadable})" test "${v:-x}" = 0
+	done
+}

@@ -2,7 +2,9 @@
 /*
  * Copyright (c) the vroce developers
  *
- * The libibverbs provider private ABI, version IBVERBS_PRIVATE_34.
+ * The libibverbs provider private ABIs: IBVERBS_PRIVATE_34, _57, _59, _64
+ * and _65, one provider build each (IBVERBS_PABI_VERSION, set by
+ * user/Makefile; lib<name>-rdmavN.so).
  *
  * rdma-core does not install the headers a provider is built against
  * (driver.h, kern-abi.h), so this file declares the part of that ABI the
@@ -12,8 +14,15 @@
  * verbs_device in its device list and hands the cmd structs straight to
  * the kernel.
  *
- * IBVERBS_PRIVATE_34 covers rdma-core v39.0 through v56.1; the layouts
+ * IBVERBS_PRIVATE_34 covers rdma-core v39.0 through v56.4; the layouts
  * below are the same in all of them, but for struct verbs_qp (see there).
+ * _57 covers v57 and v58, _59 v62 and v63 (v59 to v61 also say 59 but
+ * have another verbs_context_ops: vroce refuses them, see
+ * VROCE_VCTX_SIZE), _64 v64 and _65 v65.  What the later ABIs change is
+ * confined to this file: members inserted into verbs_context_ops, a
+ * bigger public struct verbs_context (it grows at its top, before the
+ * members <infiniband/verbs.h> of rdma-core 44 declares), a bigger
+ * struct ibv_qp_ex, and a new parameter of ibv_cmd_get_context().
  * tests/provider/abi_layout.c checks every size and offset against values
  * measured from rdma-core v44's own headers;
  * `make -C tests/provider xcheck RDMA_CORE=<rdma-core git dir>` compiles
@@ -37,7 +46,38 @@
 #include <rdma/ib_user_verbs.h>
 
 /* The N in IBVERBS_PRIVATE_N and in lib<name>-rdmavN.so. */
+#ifndef IBVERBS_PABI_VERSION
 #define IBVERBS_PABI_VERSION 34
+#endif
+#define VROCE_PABI IBVERBS_PABI_VERSION
+
+#if VROCE_PABI != 34 && VROCE_PABI != 57 && VROCE_PABI != 59 && \
+	VROCE_PABI != 64 && VROCE_PABI != 65
+#error "unknown libibverbs private ABI"
+#endif
+
+/*
+ * sizeof(struct verbs_context) in the libibverbs of this ABI, which
+ * stores it in the context's sz.  The members it has beyond those of our
+ * <infiniband/verbs.h> come first, so they sit in the VROCE_VCTX_GROWTH
+ * bytes before our struct verbs_context (struct vroce_context keeps room
+ * for them) and every member we know is at the address we expect.
+ */
+#if VROCE_PABI >= 64
+#define VROCE_VCTX_SIZE 696
+#elif VROCE_PABI == 59
+#define VROCE_VCTX_SIZE 680
+#else
+#define VROCE_VCTX_SIZE 648
+#endif
+#define VROCE_VCTX_GROWTH (VROCE_VCTX_SIZE - sizeof(struct verbs_context))
+
+/* Where verbs_qp.comp_mask is: after this ABI's struct ibv_qp_ex. */
+#if VROCE_PABI >= 57
+#define VROCE_QP_EX_SIZE 360
+#else
+#define VROCE_QP_EX_SIZE sizeof(struct ibv_qp_ex)
+#endif
 
 /*
  * libibverbs passes these to the provider only by pointer; the provider
@@ -47,6 +87,17 @@ struct verbs_sysfs_dev;
 
 /* Declared below, behind the operations that take it. */
 struct verbs_mr;
+
+/* Types of operations of later ABIs, which vroce leaves to libibverbs. */
+struct ibv_dmah;
+struct ibv_dmah_init_attr;
+struct ibv_mr_init_attr;
+struct ibv_buf;
+struct ibv_comp_cntr;
+struct ibv_comp_cntr_init_attr;
+struct ibv_qp_attach_comp_cntr_attr;
+struct ibv_comp_cntr_caps;
+struct ibv_fd_arr;
 
 /* Same layout as ccan's struct list_node, which libibverbs uses. */
 struct verbs_list_node {
@@ -130,8 +181,15 @@ struct verbs_context_ops {
 	int (*advise_mr)(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
 			 uint32_t flags, struct ibv_sge *sg_list,
 			 uint32_t num_sges);
+#if VROCE_PABI >= 64
+	void *(*alloc_buf)(struct ibv_pd *pd, size_t size, struct ibv_buf **buf);
+#endif
 	struct ibv_dm *(*alloc_dm)(struct ibv_context *context,
 				   struct ibv_alloc_dm_attr *attr);
+#if VROCE_PABI >= 59
+	struct ibv_dmah *(*alloc_dmah)(struct ibv_context *context,
+				       struct ibv_dmah_init_attr *attr);
+#endif
 	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
 	struct ibv_mr *(*alloc_null_mr)(struct ibv_pd *pd);
 	struct ibv_pd *(*alloc_parent_domain)(
@@ -153,6 +211,11 @@ struct verbs_context_ops {
 	void (*cq_event)(struct ibv_cq *cq);
 	struct ibv_ah *(*create_ah)(struct ibv_pd *pd,
 				    struct ibv_ah_attr *attr);
+#if VROCE_PABI >= 65
+	struct ibv_comp_cntr *(*create_comp_cntr)(
+		struct ibv_context *context,
+		struct ibv_comp_cntr_init_attr *attr);
+#endif
 	struct ibv_counters *(*create_counters)(
 		struct ibv_context *context,
 		struct ibv_counters_init_attr *init_attr);
@@ -182,11 +245,17 @@ struct verbs_context_ops {
 		struct ibv_srq_init_attr_ex *srq_init_attr_ex);
 	struct ibv_wq *(*create_wq)(struct ibv_context *context,
 				    struct ibv_wq_init_attr *wq_init_attr);
+#if VROCE_PABI >= 59
+	int (*dealloc_dmah)(struct ibv_dmah *dmah);
+#endif
 	int (*dealloc_mw)(struct ibv_mw *mw);
 	int (*dealloc_pd)(struct ibv_pd *pd);
 	int (*dealloc_td)(struct ibv_td *td);
 	int (*dereg_mr)(struct verbs_mr *vmr);
 	int (*destroy_ah)(struct ibv_ah *ah);
+#if VROCE_PABI >= 65
+	int (*destroy_comp_cntr)(struct ibv_comp_cntr *comp_cntr);
+#endif
 	int (*destroy_counters)(struct ibv_counters *counters);
 	int (*destroy_cq)(struct ibv_cq *cq);
 	int (*destroy_flow)(struct ibv_flow *flow);
@@ -197,6 +266,12 @@ struct verbs_context_ops {
 	int (*destroy_wq)(struct ibv_wq *wq);
 	int (*detach_mcast)(struct ibv_qp *qp, const union ibv_gid *gid,
 			    uint16_t lid);
+#if VROCE_PABI >= 59
+	int (*dm_export_dmabuf_fd)(struct ibv_dm *dm);
+#endif
+#if VROCE_PABI >= 64
+	void (*free_buf)(struct ibv_buf *buf);
+#endif
 	void (*free_context)(struct ibv_context *context);
 	int (*free_dm)(struct ibv_dm *dm);
 	int (*get_srq_num)(struct ibv_srq *srq, uint32_t *srq_num);
@@ -205,6 +280,11 @@ struct verbs_context_ops {
 	struct ibv_mr *(*import_mr)(struct ibv_pd *pd, uint32_t mr_handle);
 	struct ibv_pd *(*import_pd)(struct ibv_context *context,
 				    uint32_t pd_handle);
+#if VROCE_PABI >= 65
+	int (*inc_comp_cntr)(struct ibv_comp_cntr *comp_cntr, uint64_t amount);
+	int (*inc_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+				 uint64_t amount);
+#endif
 	int (*modify_cq)(struct ibv_cq *cq, struct ibv_modify_cq_attr *attr);
 	int (*modify_flow_action_esp)(struct ibv_flow_action *action,
 				      struct ibv_flow_action_esp_attr *attr);
@@ -229,6 +309,14 @@ struct verbs_context_ops {
 			    struct ibv_ops_wr **bad_op);
 	int (*post_srq_recv)(struct ibv_srq *srq, struct ibv_recv_wr *recv_wr,
 			     struct ibv_recv_wr **bad_recv_wr);
+#if VROCE_PABI >= 65
+	int (*qp_attach_comp_cntr)(struct ibv_qp *qp,
+				   struct ibv_comp_cntr *comp_cntr,
+				   struct ibv_qp_attach_comp_cntr_attr *attr);
+	int (*query_comp_cntr_caps)(struct ibv_context *context,
+				    struct ibv_comp_cntr_caps *caps,
+				    size_t caps_size);
+#endif
 	int (*query_device_ex)(struct ibv_context *context,
 			       const struct ibv_query_device_ex_input *input,
 			       struct ibv_device_attr_ex *attr,
@@ -236,6 +324,10 @@ struct verbs_context_ops {
 	int (*query_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
 	int (*query_port)(struct ibv_context *context, uint8_t port_num,
 			  struct ibv_port_attr *port_attr);
+#if VROCE_PABI >= 59
+	int (*query_port_speed)(struct ibv_context *context, uint32_t port_num,
+				uint64_t *speed);
+#endif
 	int (*query_qp)(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 			int attr_mask, struct ibv_qp_init_attr *init_attr);
 	int (*query_qp_data_in_order)(struct ibv_qp *qp,
@@ -243,9 +335,16 @@ struct verbs_context_ops {
 	int (*query_rt_values)(struct ibv_context *context,
 			       struct ibv_values_ex *values);
 	int (*query_srq)(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr);
+#if VROCE_PABI >= 65
+	int (*read_comp_cntr)(struct ibv_comp_cntr *comp_cntr, uint64_t *value);
+#endif
 	int (*read_counters)(struct ibv_counters *counters,
 			     uint64_t *counters_value, uint32_t ncounters,
 			     uint32_t flags);
+#if VROCE_PABI >= 65
+	int (*read_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+				  uint64_t *value);
+#endif
 	struct ibv_mr *(*reg_dm_mr)(struct ibv_pd *pd, struct ibv_dm *dm,
 				    uint64_t dm_offset, size_t length,
 				    unsigned int access);
@@ -254,11 +353,22 @@ struct verbs_context_ops {
 					int access);
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *pd, void *addr, size_t length,
 				 uint64_t hca_va, int access);
+#if VROCE_PABI >= 59
+	struct ibv_mr *(*reg_mr_ex)(struct ibv_pd *pd,
+				    struct ibv_mr_init_attr *mr_init_attr);
+#endif
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
 	int (*rereg_mr)(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
 			void *addr, size_t length, int access);
 	int (*resize_cq)(struct ibv_cq *cq, int cqe);
+#if VROCE_PABI >= 65
+	int (*set_comp_cntr)(struct ibv_comp_cntr *comp_cntr, uint64_t value);
+#endif
 	int (*set_ece)(struct ibv_qp *qp, struct ibv_ece *ece);
+#if VROCE_PABI >= 65
+	int (*set_err_comp_cntr)(struct ibv_comp_cntr *comp_cntr,
+				 uint64_t value);
+#endif
 	void (*unimport_dm)(struct ibv_dm *dm);
 	void (*unimport_mr)(struct ibv_mr *mr);
 	void (*unimport_pd)(struct ibv_pd *pd);
@@ -282,8 +392,9 @@ struct verbs_cq {
  *
  * Unlike the rest of this file, this layout is not the same in every
  * release: struct ibv_qp_ex is public and grows, so comp_mask moves (344
- * bytes in v39.0, 352 in v44.0, 360 in v56.1).  struct vroce_qp keeps
- * zeroes behind it for that reason.
+ * bytes in v39.0, 352 in v44.0, 360 in v56.1 and in every release of
+ * the later ABIs, VROCE_QP_EX_SIZE).  struct vroce_qp keeps zeroes behind
+ * it for that reason, and its creation learns where comp_mask is.
  */
 /*
  * An XRC domain: ibv_cmd_open_xrcd() sets xrcd.context and, given a
@@ -319,6 +430,8 @@ struct verbs_qp {
 	union {
 		struct ibv_qp qp;
 		struct ibv_qp_ex qp_ex;
+		/* This ABI's struct ibv_qp_ex (its later members NULL). */
+		uint8_t qp_ex_size[VROCE_QP_EX_SIZE];
 	};
 	uint32_t comp_mask;
 	struct verbs_xrcd *xrcd;
@@ -452,7 +565,11 @@ static_assert(sizeof(struct ib_uverbs_ex_query_device_resp) >= 304,
 	      "ib_uverbs_ex_query_device_resp smaller than libibverbs' own");
 
 /* Registration: called from the provider's ELF constructor. */
-void verbs_register_driver_34(const struct verbs_device_ops *ops);
+/* verbs_register_driver_N, N this ABI. */
+#define VROCE_PASTE(a, b) a##b
+#define VROCE_REGISTER(n) VROCE_PASTE(verbs_register_driver_, n)
+#define verbs_register_driver VROCE_REGISTER(VROCE_PABI)
+void verbs_register_driver(const struct verbs_device_ops *ops);
 
 /*
  * Publish drv_struct as verbs_provider_<name> and register it with
@@ -466,7 +583,7 @@ void verbs_register_driver_34(const struct verbs_device_ops *ops);
 	static __attribute__((constructor)) void				\
 	provider_name##_register_driver(void)					\
 	{									\
-		verbs_register_driver_34(&drv_struct);				\
+		verbs_register_driver(&drv_struct);				\
 	}
 
 /*
@@ -478,12 +595,6 @@ void *_verbs_init_and_alloc_context(struct ibv_device *device, int cmd_fd,
 				    struct verbs_context *context_offset,
 				    uint32_t driver_id);
 
-#define verbs_init_and_alloc_context(ibdev, cmd_fd, drv_ctx_ptr, ctx_memb,	\
-				     driver_id)					\
-	((__typeof__(drv_ctx_ptr))_verbs_init_and_alloc_context(		\
-		ibdev, cmd_fd, sizeof(*(drv_ctx_ptr)),				\
-		&((__typeof__(drv_ctx_ptr))NULL)->ctx_memb, (driver_id)))
-
 /* Undo verbs_init_context(): closes cmd_fd and async_fd, drops the device. */
 void verbs_uninit_context(struct verbs_context *context);
 void verbs_set_ops(struct verbs_context *vctx,
@@ -494,10 +605,22 @@ void verbs_set_ops(struct verbs_context *vctx,
  * the kernel's core response; resp_size covers it plus any driver data
  * that follows it.
  */
+#if VROCE_PABI >= 57
+/* From ABI 57 on, file descriptors to pass along; NULL passes none. */
+int ibv_cmd_get_context(struct verbs_context *context,
+			struct ibv_get_context *cmd, size_t cmd_size,
+			struct ibv_fd_arr *fd_arr,
+			struct ib_uverbs_get_context_resp *resp,
+			size_t resp_size);
+#define vroce_cmd_get_context(ctx, cmd, cmd_size, resp, resp_size) \
+	ibv_cmd_get_context(ctx, cmd, cmd_size, NULL, resp, resp_size)
+#else
 int ibv_cmd_get_context(struct verbs_context *context,
 			struct ibv_get_context *cmd, size_t cmd_size,
 			struct ib_uverbs_get_context_resp *resp,
 			size_t resp_size);
+#define vroce_cmd_get_context ibv_cmd_get_context
+#endif
 int ibv_cmd_query_device_any(struct ibv_context *context,
 			     const struct ibv_query_device_ex_input *input,
 			     struct ibv_device_attr_ex *attr, size_t attr_size,

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Copyright (c) the vroce developers
+ *
+ * struct verbs_context_ops of the later private ABIs, member and offset,
+ * as measured from the libibverbs headers of rdma-core v57.0 (ABI 57,
+ * the same as v44.0),
+ * v62.0 (ABI 59; v63.1 is the same), v64.0 (ABI 64) and v65.0 (ABI 65),
+ * for abi_layout.c.
+ */
+#ifndef VROCE_ABI_LAYOUT_LATER_H
+#define VROCE_ABI_LAYOUT_LATER_H
+
+/* v57.0 measured the same as v44.0 (abi_layout.c). */
+#define VERBS_CONTEXT_OPS_57 VERBS_CONTEXT_OPS_V44
+#define VERBS_CONTEXT_OPS_57_N 76
+
+#define VERBS_CONTEXT_OPS_59	\
+	OP(advise_mr, 0)	\
+	OP(alloc_dm, 8)	\
+	OP(alloc_dmah, 16)	\
+	OP(alloc_mw, 24)	\
+	OP(alloc_null_mr, 32)	\
+	OP(alloc_parent_domain, 40)	\
+	OP(alloc_pd, 48)	\
+	OP(alloc_td, 56)	\
+	OP(async_event, 64)	\
+	OP(attach_counters_point_flow, 72)	\
+	OP(attach_mcast, 80)	\
+	OP(bind_mw, 88)	\
+	OP(close_xrcd, 96)	\
+	OP(cq_event, 104)	\
+	OP(create_ah, 112)	\
+	OP(create_counters, 120)	\
+	OP(create_cq, 128)	\
+	OP(create_cq_ex, 136)	\
+	OP(create_flow, 144)	\
+	OP(create_flow_action_esp, 152)	\
+	OP(create_qp, 160)	\
+	OP(create_qp_ex, 168)	\
+	OP(create_rwq_ind_table, 176)	\
+	OP(create_srq, 184)	\
+	OP(create_srq_ex, 192)	\
+	OP(create_wq, 200)	\
+	OP(dealloc_dmah, 208)	\
+	OP(dealloc_mw, 216)	\
+	OP(dealloc_pd, 224)	\
+	OP(dealloc_td, 232)	\
+	OP(dereg_mr, 240)	\
+	OP(destroy_ah, 248)	\
+	OP(destroy_counters, 256)	\
+	OP(destroy_cq, 264)	\
+	OP(destroy_flow, 272)	\
+	OP(destroy_flow_action, 280)	\
+	OP(destroy_qp, 288)	\
+	OP(destroy_rwq_ind_table, 296)	\
+	OP(destroy_srq, 304)	\
+	OP(destroy_wq, 312)	\
+	OP(detach_mcast, 320)	\
+	OP(dm_export_dmabuf_fd, 328)	\
+	OP(free_context, 336)	\
+	OP(free_dm, 344)	\
+	OP(get_srq_num, 352)	\
+	OP(import_dm, 360)	\
+	OP(import_mr, 368)	\
+	OP(import_pd, 376)	\
+	OP(modify_cq, 384)	\
+	OP(modify_flow_action_esp, 392)	\
+	OP(modify_qp, 400)	\
+	OP(modify_qp_rate_limit, 408)	\
+	OP(modify_srq, 416)	\
+	OP(modify_wq, 424)	\
+	OP(open_qp, 432)	\
+	OP(open_xrcd, 440)	\
+	OP(poll_cq, 448)	\
+	OP(post_recv, 456)	\
+	OP(post_send, 464)	\
+	OP(post_srq_ops, 472)	\
+	OP(post_srq_recv, 480)	\
+	OP(query_device_ex, 488)	\
+	OP(query_ece, 496)	\
+	OP(query_port, 504)	\
+	OP(query_port_speed, 512)	\
+	OP(query_qp, 520)	\
+	OP(query_qp_data_in_order, 528)	\
+	OP(query_rt_values, 536)	\
+	OP(query_srq, 544)	\
+	OP(read_counters, 552)	\
+	OP(reg_dm_mr, 560)	\
+	OP(reg_dmabuf_mr, 568)	\
+	OP(reg_mr, 576)	\
+	OP(reg_mr_ex, 584)	\
+	OP(req_notify_cq, 592)	\
+	OP(rereg_mr, 600)	\
+	OP(resize_cq, 608)	\
+	OP(set_ece, 616)	\
+	OP(unimport_dm, 624)	\
+	OP(unimport_mr, 632)	\
+	OP(unimport_pd, 640)
+#define VERBS_CONTEXT_OPS_59_N 81
+
+#define VERBS_CONTEXT_OPS_64	\
+	OP(advise_mr, 0)	\
+	OP(alloc_buf, 8)	\
+	OP(alloc_dm, 16)	\
+	OP(alloc_dmah, 24)	\
+	OP(alloc_mw, 32)	\
+	OP(alloc_null_mr, 40)	\
+	OP(alloc_parent_domain, 48)	\
+	OP(alloc_pd, 56)	\
+	OP(alloc_td, 64)	\
+	OP(async_event, 72)	\
+	OP(attach_counters_point_flow, 80)	\
+	OP(attach_mcast, 88)	\
+	OP(bind_mw, 96)	\
+	OP(close_xrcd, 104)	\
+	OP(cq_event, 112)	\
+	OP(create_ah, 120)	\
+	OP(create_counters, 128)	\
+	OP(create_cq, 136)	\
+	OP(create_cq_ex, 144)	\
+	OP(create_flow, 152)	\
+	OP(create_flow_action_esp, 160)	\
+	OP(create_qp, 168)	\
+	OP(create_qp_ex, 176)	\
+	OP(create_rwq_ind_table, 184)	\
+	OP(create_srq, 192)	\
+	OP(create_srq_ex, 200)	\
+	OP(create_wq, 208)	\
+	OP(dealloc_dmah, 216)	\
+	OP(dealloc_mw, 224)	\
+	OP(dealloc_pd, 232)	\
+	OP(dealloc_td, 240)	\
+	OP(dereg_mr, 248)	\
+	OP(destroy_ah, 256)	\
+	OP(destroy_counters, 264)	\
+	OP(destroy_cq, 272)	\
+	OP(destroy_flow, 280)	\
+	OP(destroy_flow_action, 288)	\
+	OP(destroy_qp, 296)	\
+	OP(destroy_rwq_ind_table, 304)	\
+	OP(destroy_srq, 312)	\
+	OP(destroy_wq, 320)	\
+	OP(detach_mcast, 328)	\
+	OP(dm_export_dmabuf_fd, 336)	\
+	OP(free_buf, 344)	\
+	OP(free_context, 352)	\
+	OP(free_dm, 360)	\
+	OP(get_srq_num, 368)	\
+	OP(import_dm, 376)	\
+	OP(import_mr, 384)	\
+	OP(import_pd, 392)	\
+	OP(modify_cq, 400)	\
+	OP(modify_flow_action_esp, 408)	\
+	OP(modify_qp, 416)	\
+	OP(modify_qp_rate_limit, 424)	\
+	OP(modify_srq, 432)	\
+	OP(modify_wq, 440)	\
+	OP(open_qp, 448)	\
+	OP(open_xrcd, 456)	\
+	OP(poll_cq, 464)	\
+	OP(post_recv, 472)	\
+	OP(post_send, 480)	\
+	OP(post_srq_ops, 488)	\
+	OP(post_srq_recv, 496)	\
+	OP(query_device_ex, 504)	\
+	OP(query_ece, 512)	\
+	OP(query_port, 520)	\
+	OP(query_port_speed, 528)	\
+	OP(query_qp, 536)	\
+	OP(query_qp_data_in_order, 544)	\
+	OP(query_rt_values, 552)	\
+	OP(query_srq, 560)	\
+	OP(read_counters, 568)	\
+	OP(reg_dm_mr, 576)	\
+	OP(reg_dmabuf_mr, 584)	\
+	OP(reg_mr, 592)	\
+	OP(reg_mr_ex, 600)	\
+	OP(req_notify_cq, 608)	\
+	OP(rereg_mr, 616)	\
+	OP(resize_cq, 624)	\
+	OP(set_ece, 632)	\
+	OP(unimport_dm, 640)	\
+	OP(unimport_mr, 648)	\
+	OP(unimport_pd, 656)
+#define VERBS_CONTEXT_OPS_64_N 83
+
+#define VERBS_CONTEXT_OPS_65	\
+	OP(advise_mr, 0)	\
+	OP(alloc_buf, 8)	\
+	OP(alloc_dm, 16)	\
+	OP(alloc_dmah, 24)	\
+	OP(alloc_mw, 32)	\
+	OP(alloc_null_mr, 40)	\
+	OP(alloc_parent_domain, 48)	\
+	OP(alloc_pd, 56)	\
+	OP(alloc_td, 64)	\
+	OP(async_event, 72)	\
+	OP(attach_counters_point_flow, 80)	\
+	OP(attach_mcast, 88)	\
+	OP(bind_mw, 96)	\
+	OP(close_xrcd, 104)	\
+	OP(cq_event, 112)	\
+	OP(create_ah, 120)	\
+	OP(create_comp_cntr, 128)	\
+	OP(create_counters, 136)	\
+	OP(create_cq, 144)	\
+	OP(create_cq_ex, 152)	\
+	OP(create_flow, 160)	\
+	OP(create_flow_action_esp, 168)	\
+	OP(create_qp, 176)	\
+	OP(create_qp_ex, 184)	\
+	OP(create_rwq_ind_table, 192)	\
+	OP(create_srq, 200)	\
+	OP(create_srq_ex, 208)	\
+	OP(create_wq, 216)	\
+	OP(dealloc_dmah, 224)	\
+	OP(dealloc_mw, 232)	\
+	OP(dealloc_pd, 240)	\
+	OP(dealloc_td, 248)	\
+	OP(dereg_mr, 256)	\
+	OP(destroy_ah, 264)	\
+	OP(destroy_comp_cntr, 272)	\
+	OP(destroy_counters, 280)	\
+	OP(destroy_cq, 288)	\
+	OP(destroy_flow, 296)	\
+	OP(destroy_flow_action, 304)	\
+	OP(destroy_qp, 312)	\
+	OP(destroy_rwq_ind_table, 320)	\
+	OP(destroy_srq, 328)	\
+	OP(destroy_wq, 336)	\
+	OP(detach_mcast, 344)	\
+	OP(dm_export_dmabuf_fd, 352)	\
+	OP(free_buf, 360)	\
+	OP(free_context, 368)	\
+	OP(free_dm, 376)	\
+	OP(get_srq_num, 384)	\
+	OP(import_dm, 392)	\
+	OP(import_mr, 400)	\
+	OP(import_pd, 408)	\
+	OP(inc_comp_cntr, 416)	\
+	OP(inc_err_comp_cntr, 424)	\
+	OP(modify_cq, 432)	\
+	OP(modify_flow_action_esp, 440)	\
+	OP(modify_qp, 448)	\
+	OP(modify_qp_rate_limit, 456)	\
+	OP(modify_srq, 464)	\
+	OP(modify_wq, 472)	\
+	OP(open_qp, 480)	\
+	OP(open_xrcd, 488)	\
+	OP(poll_cq, 496)	\
+	OP(post_recv, 504)	\
+	OP(post_send, 512)	\
+	OP(post_srq_ops, 520)	\
+	OP(post_srq_recv, 528)	\
+	OP(qp_attach_comp_cntr, 536)	\
+	OP(query_comp_cntr_caps, 544)	\
+	OP(query_device_ex, 552)	\
+	OP(query_ece, 560)	\
+	OP(query_port, 568)	\
+	OP(query_port_speed, 576)	\
+	OP(query_qp, 584)	\
+	OP(query_qp_data_in_order, 592)	\
+	OP(query_rt_values, 600)	\
+	OP(query_srq, 608)	\
+	OP(read_comp_cntr, 616)	\
+	OP(read_counters, 624)	\
+	OP(read_err_comp_cntr, 632)	\
+	OP(reg_dm_mr, 640)	\
+	OP(reg_dmabuf_mr, 648)	\
+	OP(reg_mr, 656)	\
+	OP(reg_mr_ex, 664)	\
+	OP(req_notify_cq, 672)	\
+	OP(rereg_mr, 680)	\
+	OP(resize_cq, 688)	\
+	OP(set_comp_cntr, 696)	\
+	OP(set_ece, 704)	\
+	OP(set_err_comp_cntr, 712)	\
+	OP(unimport_dm, 720)	\
+	OP(unimport_mr, 728)	\
+	OP(unimport_pd, 736)
+#define VERBS_CONTEXT_OPS_65_N 93
+
+#endif /* VROCE_ABI_LAYOUT_LATER_H */

@@ -117,10 +117,11 @@ static struct vroce_context *vroce_context_new(struct ibv_device *ibdev,
 		return NULL;
 	if (ctx->ibv_ctx.sz == VROCE_VCTX_SIZE)
 		return ctx;
+	/* sz is where our layout has it: its value means nothing then. */
 	fprintf(stderr,
-		"vroce: %s: this libibverbs is not the one of libvroce-rdmav%d.so (verbs_context of %zu bytes, not %u); see vroce(7)\n",
-		ibdev->name, VROCE_PABI, ctx->ibv_ctx.sz,
-		(unsigned int)VROCE_VCTX_SIZE);
+		"vroce: %s: this libibverbs' verbs_context is not the one of private ABI %d (%u bytes) that libvroce-rdmav%d.so was built for; see vroce(7)\n",
+		ibdev->name, VROCE_PABI, (unsigned int)VROCE_VCTX_SIZE,
+		VROCE_PABI);
 	vroce_destroy_context(ctx);
 	errno = EOPNOTSUPP;
 	return NULL;

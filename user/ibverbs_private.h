@@ -33,8 +33,8 @@
  * <infiniband/verbs.h>; kernel command and response payloads come from
  * the kernel uapi header <rdma/ib_user_verbs.h>.
  */
-#ifndef VROCE_IBVERBS_PRIVATE34_H
-#define VROCE_IBVERBS_PRIVATE34_H
+#ifndef VROCE_IBVERBS_PRIVATE_H
+#define VROCE_IBVERBS_PRIVATE_H
 
 #include <assert.h>
 #include <stdatomic.h>
@@ -71,6 +71,15 @@
 #define VROCE_VCTX_SIZE 648
 #endif
 #define VROCE_VCTX_GROWTH (VROCE_VCTX_SIZE - sizeof(struct verbs_context))
+
+/*
+ * The public headers built against: those of rdma-core v44 to v56 (and
+ * the installed libibverbs, which the ABI 34 provider links against, of
+ * one of those releases).  v44 brought wr_atomic_write; every release up
+ * to v58 has this verbs_context.
+ */
+static_assert(sizeof(struct verbs_context) == 648,
+	      "build against the headers of rdma-core v44 to v56");
 
 /* Where verbs_qp.comp_mask is: after this ABI's struct ibv_qp_ex. */
 #if VROCE_PABI >= 57
@@ -761,4 +770,4 @@ int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
 		      struct ibv_query_srq *cmd, size_t cmd_size);
 int ibv_cmd_destroy_srq(struct ibv_srq *srq);
 
-#endif /* VROCE_IBVERBS_PRIVATE34_H */
+#endif /* VROCE_IBVERBS_PRIVATE_H */

@@ -94,12 +94,8 @@ static int vroce_qp_map(struct vroce_qp *qp, int cmd_fd,
 }
 
 /*
- * A zeroed QP in memory of @ibpd (NULL: none, as an XRC TGT QP has), its
- * queue locks set up; NULL with errno set on failure.
- */
-/*
  * Where a libibverbs of our private ABI may keep verbs_qp.comp_mask:
- * struct ibv_qp_ex grew in v42 and in v56 (vroce.h).
+ * struct ibv_qp_ex grew in v44 and in v45 (vroce.h).
  */
 static const uint16_t comp_mask_slots[] = { 344, 352, 360 };
 #define COMP_MASK_MARK 0xa5a5a5a5U
@@ -137,6 +133,10 @@ static void vroce_qp_comp_mask_find(struct vroce_qp *qp)
 	}
 }
 
+/*
+ * A zeroed QP in memory of @ibpd (NULL: none, as an XRC TGT QP has), its
+ * queue locks set up; NULL with errno set on failure.
+ */
 static struct vroce_qp *vroce_qp_alloc(struct ibv_pd *ibpd)
 {
 	struct vroce_qp *qp;

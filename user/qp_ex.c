@@ -434,15 +434,20 @@ static int vroce_qpx_init(struct vroce_qp *qp, uint64_t ops)
 	 * comp_mask goes where the libibverbs we run with keeps it, which
 	 * creation found (qp.c); it hands out the ibv_qp_ex then.
 	 */
-	if (qp->comp_mask_at)
-		memcpy((uint8_t *)&qp->vqp + qp->comp_mask_at,
-		       &(uint32_t){ VERBS_QP_EX }, sizeof(uint32_t));
+	if (qp->comp_mask_at) {
+		uint8_t *at = (uint8_t *)&qp->vqp + qp->comp_mask_at;
+		uint32_t mask;
+
+		memcpy(&mask, at, sizeof(mask));
+		mask |= VERBS_QP_EX;
+		memcpy(at, &mask, sizeof(mask));
+	}
 	if (ibv_qp_to_qp_ex(&qp->vqp.qp) != &qp->vqp.qp_ex)
 		return EOPNOTSUPP;
 	if (!(ops & IBV_QP_EX_WITH_ATOMIC_WRITE))
 		return 0;
 	/*
-	 * A libibverbs older than v42 has no wr_atomic_write: its comp_mask
+	 * A libibverbs older than v44 has no wr_atomic_write: its comp_mask
 	 * is where that member is.  An application built with headers that
 	 * have it cannot be running with that one anyway.
 	 */

@@ -47,8 +47,11 @@ struct vroce_context {
 	/* From the GET_CONTEXT response (struct vroce_alloc_ucontext_resp). */
 	uint32_t page_size;
 	uint64_t mmap_caps;
-	/* Room for a libibverbs of a layout we refuse (vroce_context_new()). */
-	uint8_t vctx_slack[64];
+	/*
+	 * Room for a libibverbs of a bigger layout, which writes all of its
+	 * verbs_context before vroce_context_new() can refuse it.
+	 */
+	uint8_t vctx_slack[1024];
 };
 
 static inline struct verbs_context *lib_vctx(struct vroce_context *ctx)

@@ -163,14 +163,25 @@ static void check_context_ops(void)
  */
 static void check_verbs_context(void)
 {
-	static const size_t want = VROCE_PABI >= 64 ? 696 :
-				   VROCE_PABI == 59 ? 680 : 648;
+	/* Measured: its size, and where its sz and context are. */
+	const size_t want = VROCE_PABI >= 64 ? 696 :
+			    VROCE_PABI == 59 ? 680 : 648;
+	const size_t sz_at = VROCE_PABI >= 64 ? 360 :
+			     VROCE_PABI == 59 ? 344 : 312;
+	const size_t context_at = VROCE_PABI >= 64 ? 368 :
+				  VROCE_PABI == 59 ? 352 : 320;
+	size_t base = offsetof(struct vroce_context, vctx_room);
 
 	tap_ok(VROCE_VCTX_SIZE == want, "verbs_context of ABI %d: %zu bytes",
 	       VROCE_PABI, want);
-	tap_ok(offsetof(struct vroce_context, ibv_ctx) -
-	       offsetof(struct vroce_context, vctx_room) + sizeof(struct verbs_context) ==
-	       want, "libibverbs' verbs_context ends where ours does");
+	tap_ok(offsetof(struct vroce_context, ibv_ctx) - base +
+	       sizeof(struct verbs_context) == want,
+	       "libibverbs' verbs_context ends where ours does");
+	tap_ok(offsetof(struct vroce_context, ibv_ctx.sz) - base == sz_at &&
+	       offsetof(struct vroce_context, ibv_ctx.context) - base ==
+	       context_at,
+	       "its sz and context are ours (at %zu and %zu of it)", sz_at,
+	       context_at);
 }
 
 static void check_device_ops(void)
@@ -327,18 +338,20 @@ static void check_verbs_qp(void)
 	OFF(struct verbs_qp, comp_mask, 360);
 	OFF(struct verbs_qp, xrcd, 368);
 #else
-	SIZE(struct verbs_qp, 368);
-	OFF(struct verbs_qp, comp_mask, 352);
-	OFF(struct verbs_qp, xrcd, 360);
+	/* v44's headers (352), or those of v45 to v56 (360). */
+	SIZE(struct verbs_qp, sizeof(struct ibv_qp_ex) + 16);
+	OFF(struct verbs_qp, comp_mask, sizeof(struct ibv_qp_ex));
+	OFF(struct verbs_qp, xrcd, sizeof(struct ibv_qp_ex) + 8);
 #endif
 	OFF(struct verbs_qp, qp, 0);
 	OFF(struct verbs_qp, qp_ex, 0);
 	OFF(struct vroce_qp, vqp, 0);
+	/* comp_mask, padding and the xrcd pointer libibverbs may write. */
 	for (i = 0; i < 3; i++)
-		tap_ok(comp_mask_at[i] + sizeof(uint32_t) <=
-		       offsetof(struct vroce_qp, sq),
-		       "comp_mask at %zu lies before vroce_qp.sq (%zu)",
-		       comp_mask_at[i], offsetof(struct vroce_qp, sq));
+		tap_ok(comp_mask_at[i] + 16 <=
+		       offsetof(struct vroce_qp, comp_mask_at),
+		       "comp_mask and xrcd at %zu lie before the provider's own fields (%zu)",
+		       comp_mask_at[i], offsetof(struct vroce_qp, comp_mask_at));
 }
 
 static void check_udata(void)

@@ -6,12 +6,12 @@
  * application does, against a fake sysfs tree and the fake uverbs device of
  * fake_uverbs.c:
  *
- *   load_test <absolute path of libvroce-rdmav34.so> [<libfake_uverbs.so>]
+ *   load_test <absolute path of libvroce-rdmavN.so> [<libfake_uverbs.so>]
  *
  * The fake sysfs (under $TMPDIR) has two uverbs devices: vroce0, which must
  * bind to our provider, and mlx9_0, which must not.  libibverbs is pointed
  * at it with SYSFS_PATH, told to load our build of the provider with
- * RDMAV_DRIVERS=<dir>/libvroce (it appends "-rdmav34.so"), and asked to
+ * RDMAV_DRIVERS=<dir>/libvroce (it appends "-rdmavN.so", N its private ABI), and asked to
  * report unbound devices with IBV_SHOW_WARNINGS.
  *
  * Given libfake_uverbs.so, it finally runs ibv_devinfo on vroce0 with the

@@ -5,7 +5,7 @@
 # Runs the provider test suites, each printing its own TAP stream, and
 # exits non-zero if any check failed or any suite did not finish.
 #
-#   run-tests.sh <absolute path of libvroce-rdmav34.so> <test build dir>
+#   run-tests.sh <absolute path of libvroce-rdmavN.so> <test build dir>
 set -u
 
 provider=${1:?usage: run-tests.sh <provider .so> <build dir>}

@@ -11,7 +11,7 @@
 # A root that was not made is skipped (make check makes them).
 #
 # vm: pair
-# vm: timeout=600
+# vm: timeout=900
 
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/lib.sh"
@@ -30,7 +30,7 @@ tap_result $? "RoCE v2 GID of $VROCE_SELF_IP4: index $gid"
 
 # in_root CMD...: CMD in $root, with the provider of its ABI.
 in_root() {
-	chroot "$root" env RDMAV_DRIVERS=/vroce/libvroce "$@"
+	timeout -k 5 30 chroot "$root" env RDMAV_DRIVERS=/vroce/libvroce "$@"
 }
 
 # root_enter: the kernel's file systems in $root, the provider in
@@ -56,7 +56,7 @@ root_leave() {
 serve() {
 	local name=$1 pid rc=1
 	shift
-	timeout -k 5 120 chroot "$root" env RDMAV_DRIVERS=/vroce/libvroce \
+	timeout -k 5 60 chroot "$root" env RDMAV_DRIVERS=/vroce/libvroce \
 		"$@" >"/tmp/srv.$name.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do
@@ -80,7 +80,7 @@ drive() {
 		tap_fail "$name: the server listens"
 		return
 	fi
-	timeout -k 5 120 chroot "$root" env RDMAV_DRIVERS=/vroce/libvroce \
+	timeout -k 5 60 chroot "$root" env RDMAV_DRIVERS=/vroce/libvroce \
 		"$@" "$VROCE_PEER_IP4" >"/tmp/cli.$name.log" 2>&1
 	rc=$?
 	grep -q "$pattern" "/tmp/cli.$name.log" || [ "$rc" -ne 0 ] || rc=1
@@ -97,7 +97,7 @@ pair() {
 	else
 		drive "$name" "$pattern" "$@"
 	fi
-	vm_barrier "$name" 150
+	vm_barrier "$name" 90
 }
 
 for suite in trixie sid; do

@@ -24,9 +24,10 @@
  * members <infiniband/verbs.h> of rdma-core 44 declares), a bigger
  * struct ibv_qp_ex, and a new parameter of ibv_cmd_get_context().
  * tests/provider/abi_layout.c checks every size and offset against values
- * measured from rdma-core v44's own headers;
- * `make -C tests/provider xcheck RDMA_CORE=<rdma-core git dir>` compiles
- * this file against those headers of v39.0, v44.0 and v56.1 and also
+ * measured from the headers of v44 (and of v57, v62, v64 and v65 for the
+ * later ABIs); `make -C tests/provider xcheck RDMA_CORE=<rdma-core git
+ * dir>` compiles this file, for each release's ABI, against the headers
+ * of v39.0, v44.0, v56.1, v57.0, v58.0, v62.0, v63.1 and v64.0 and also
  * compares member and prototype types.
  *
  * Public types (struct ibv_context, struct verbs_context, ...) come from

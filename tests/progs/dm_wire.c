@@ -249,39 +249,34 @@ static int srv_check(enum test t)
 	}
 }
 
+/* The answer to one of the client's messages (xchg_serve_loop()). */
+static void srv_answer(struct xchg_msg *m)
+{
+	int st;
+
+	n.why[0] = 0;
+	if (m->v[0] == C_OPEN) {
+		st = !srv_open(m);
+		if (!st)
+			WHY("server setup: %s", strerror(errno));
+	} else {
+		st = srv_check((enum test)m->v[1]);
+	}
+	memset(m, 0, sizeof(*m));
+	m->v[0] = st;
+	m->v[1] = n.qp ? n.qp->qp_num : 0;
+	m->v[2] = n.mr ? n.mr->rkey : 0;
+	m->v[3] = n.mr2 ? n.mr2->rkey : 0;
+	memcpy(m->v + 7, n.why, 64);
+	memcpy(m->gid, n.my_gid.raw, sizeof(m->gid));
+}
+
 static int server(int port)
 {
-	struct xchg_msg m;
-	int fd, st;
-
-	fd = xchg_serve(port, 120000);
-	if (fd < 0)
+	if (xchg_serve_loop(port, C_QUIT, srv_answer))
 		return 1;
-	for (;;) {
-		if (xchg_recv(fd, &m, 120000))
-			return 1;
-		if (m.v[0] == C_QUIT)
-			break;
-		n.why[0] = 0;
-		if (m.v[0] == C_OPEN) {
-			st = !srv_open(&m);
-			if (!st)
-				WHY("server setup: %s", strerror(errno));
-		} else {
-			st = srv_check((enum test)m.v[1]);
-		}
-		memset(&m, 0, sizeof(m));
-		m.v[0] = st;
-		m.v[1] = n.qp ? n.qp->qp_num : 0;
-		m.v[2] = n.mr ? n.mr->rkey : 0;
-		m.v[3] = n.mr2 ? n.mr2->rkey : 0;
-		memcpy(m.v + 7, n.why, 64);
-		memcpy(m.gid, n.my_gid.raw, sizeof(m.gid));
-		if (xchg_send(fd, &m))
-			return 1;
-	}
 	printf("done\n");
-	/* The DM, its MR and the QP go with the process. */
+	/* The DM, its MRs and the QP go with the process. */
 	return 0;
 }
 

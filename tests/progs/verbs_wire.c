@@ -352,38 +352,33 @@ static int srv_check(enum test t, unsigned int step)
 	}
 }
 
+/* The answer to one of the client's messages (xchg_serve_loop()). */
+static void srv_answer(struct xchg_msg *m)
+{
+	int st;
+
+	if (m->v[0] == C_OPEN) {
+		n.why[0] = 0;
+		st = srv_open((enum test)m->v[1], m) ? 0 : 1;
+		if (!st && !n.why[0])
+			WHY("server setup: %s", strerror(errno));
+	} else {
+		st = srv_check((enum test)m->v[1], (unsigned int)m->v[2]);
+	}
+	memset(m, 0, sizeof(*m));
+	m->v[0] = st;
+	m->v[1] = n.qp ? n.qp->qp_num : 0;
+	m->v[2] = n.rkey;
+	m->v[3] = (uintptr_t)n.buf;
+	memcpy(m->v + 4, n.why, 88);
+	m->v[15] = !strncmp(ibv_get_device_name(n.ctx->device), "rxe", 3);
+	memcpy(m->gid, n.my_gid.raw, sizeof(m->gid));
+}
+
 static int server(int port)
 {
-	struct xchg_msg m;
-	int fd, st;
-
-	fd = xchg_serve(port, 120000);
-	if (fd < 0)
+	if (xchg_serve_loop(port, C_QUIT, srv_answer))
 		return 1;
-	for (;;) {
-		if (xchg_recv(fd, &m, 120000))
-			return 1;
-		if (m.v[0] == C_QUIT)
-			break;
-		if (m.v[0] == C_OPEN) {
-			n.why[0] = 0;
-			st = srv_open((enum test)m.v[1], &m) ? 0 : 1;
-			if (!st && !n.why[0])
-				WHY("server setup: %s", strerror(errno));
-		} else {
-			st = srv_check((enum test)m.v[1], (unsigned int)m.v[2]);
-		}
-		memset(&m, 0, sizeof(m));
-		m.v[0] = st;
-		m.v[1] = n.qp ? n.qp->qp_num : 0;
-		m.v[2] = n.rkey;
-		m.v[3] = (uintptr_t)n.buf;
-		memcpy(m.v + 4, n.why, 88);
-		m.v[15] = !strncmp(ibv_get_device_name(n.ctx->device), "rxe", 3);
-		memcpy(m.gid, n.my_gid.raw, sizeof(m.gid));
-		if (xchg_send(fd, &m))
-			return 1;
-	}
 	objects_free();
 	printf("done\n");
 	return 0;

@@ -181,4 +181,29 @@ static inline int xchg_recv(int fd, struct xchg_msg *m, int ms)
 	return 0;
 }
 
+/*
+ * A server's side of the exchange: takes one client on @port, then
+ * answers each of its messages, in place, with @answer, until one whose
+ * v[0] is @quit. 0 then; 1 if the client went away or was silent 120 s.
+ */
+static inline int xchg_serve_loop(int port, uint64_t quit,
+				  void (*answer)(struct xchg_msg *m))
+{
+	struct xchg_msg m;
+	int fd;
+
+	fd = xchg_serve(port, 120000);
+	if (fd < 0)
+		return 1;
+	for (;;) {
+		if (xchg_recv(fd, &m, 120000))
+			return 1;
+		if (m.v[0] == quit)
+			return 0;
+		answer(&m);
+		if (xchg_send(fd, &m))
+			return 1;
+	}
+}
+
 #endif /* VROCE_XCHG_H */

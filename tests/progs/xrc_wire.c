@@ -248,40 +248,35 @@ static int srv_check(enum test t)
 	}
 }
 
+/* The answer to one of the client's messages (xchg_serve_loop()). */
+static void srv_answer(struct xchg_msg *m)
+{
+	int st, i;
+
+	n.why[0] = 0;
+	if (m->v[0] == C_OPEN) {
+		st = !srv_open(m);
+		if (!st)
+			WHY("server setup: %s", strerror(errno));
+	} else {
+		st = srv_check((enum test)m->v[1]);
+	}
+	memset(m, 0, sizeof(*m));
+	m->v[0] = st;
+	m->v[1] = n.qp ? n.qp->qp_num : 0;
+	for (i = 0; i < NSRQ; i++)
+		if (n.srq[i])
+			ibv_get_srq_num(n.srq[i], (uint32_t *)&m->v[2 + i]);
+	m->v[5] = n.mr->rkey;
+	m->v[6] = (uintptr_t)n.buf;
+	memcpy(m->v + 7, n.why, 64);
+	memcpy(m->gid, n.my_gid.raw, sizeof(m->gid));
+}
+
 static int server(int port)
 {
-	struct xchg_msg m;
-	int fd, st, i;
-
-	fd = xchg_serve(port, 120000);
-	if (fd < 0)
+	if (xchg_serve_loop(port, C_QUIT, srv_answer))
 		return 1;
-	for (;;) {
-		if (xchg_recv(fd, &m, 120000))
-			return 1;
-		if (m.v[0] == C_QUIT)
-			break;
-		n.why[0] = 0;
-		if (m.v[0] == C_OPEN) {
-			st = !srv_open(&m);
-			if (!st)
-				WHY("server setup: %s", strerror(errno));
-		} else {
-			st = srv_check((enum test)m.v[1]);
-		}
-		memset(&m, 0, sizeof(m));
-		m.v[0] = st;
-		m.v[1] = n.qp ? n.qp->qp_num : 0;
-		for (i = 0; i < NSRQ; i++)
-			if (n.srq[i])
-				ibv_get_srq_num(n.srq[i], (uint32_t *)&m.v[2 + i]);
-		m.v[5] = n.mr->rkey;
-		m.v[6] = (uintptr_t)n.buf;
-		memcpy(m.v + 7, n.why, 64);
-		memcpy(m.gid, n.my_gid.raw, sizeof(m.gid));
-		if (xchg_send(fd, &m))
-			return 1;
-	}
 	printf("done\n");
 	return 0;
 }

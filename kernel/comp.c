@@ -364,6 +364,7 @@ static void vroce_comp_read(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 	struct vroce_swqe *sw;
 	bool last;
 	u32 left;
+	int err;
 
 	sw = vroce_comp_answer(qp, psn, IB_UVERBS_WR_RDMA_READ);
 	if (!sw)
@@ -379,8 +380,17 @@ static void vroce_comp_read(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		vroce_req_fail(qp, IB_WC_BAD_RESP_ERR);
 		return;
 	}
-	/* A local MR deregistered meanwhile takes nothing. */
-	if (vroce_sgl_write_pkt(&sw->sgl, sw->read_off, pkt)) {
+	/*
+	 * A local MR deregistered meanwhile takes nothing. An ODP page
+	 * invalidated since the READ went out (the engine mapped them all
+	 * first): ask again from here, the engine maps it again first.
+	 */
+	err = vroce_sgl_write_pkt(&sw->sgl, sw->read_off, pkt);
+	if (err == -EAGAIN) {
+		vroce_req_rewind(qp);
+		return;
+	}
+	if (err) {
 		vroce_req_fail(qp, IB_WC_LOC_PROT_ERR);
 		return;
 	}
@@ -396,6 +406,7 @@ static void vroce_comp_atomic(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 	const struct vroce_send_wqe *w = vroce_swqe_wqe(qp, qp->req.tail);
 	struct vroce_atmack ack;
 	struct vroce_swqe *sw;
+	int err;
 
 	if (qp->req.tail == qp->req.head ||
 	    !vroce_wr_is_rd_atomic(w->opcode) ||
@@ -407,7 +418,16 @@ static void vroce_comp_atomic(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		return;
 	vroce_atmack_parse(&ack, vroce_pkt_hdr(pkt, bth, VROCE_HDR_ATMACK),
 			   VROCE_ATMACK_LEN);
-	if (vroce_sgl_write(&sw->sgl, 0, &ack.orig, sizeof(u64))) {
+	/*
+	 * As for a READ response (vroce_comp_read()): the responder answers
+	 * the atomic sent again with the value it kept.
+	 */
+	err = vroce_sgl_write(&sw->sgl, 0, &ack.orig, sizeof(u64));
+	if (err == -EAGAIN) {
+		vroce_req_rewind(qp);
+		return;
+	}
+	if (err) {
 		vroce_req_fail(qp, IB_WC_LOC_PROT_ERR);
 		return;
 	}

@@ -75,4 +75,21 @@ static inline u32 vroce_gro_network_offset(const struct sk_buff *skb)
 #define VROCE_DEVICE_ATOMIC_WRITE	BIT_ULL(40)
 #endif
 
+/* Since 6.5, get_user_pages_remote() returns no VMAs. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+static inline long vroce_gup_remote(struct mm_struct *mm, unsigned long start,
+				    unsigned long n, unsigned int flags,
+				    struct page **pages)
+{
+	return get_user_pages_remote(mm, start, n, flags, pages, NULL);
+}
+#else
+static inline long vroce_gup_remote(struct mm_struct *mm, unsigned long start,
+				    unsigned long n, unsigned int flags,
+				    struct page **pages)
+{
+	return get_user_pages_remote(mm, start, n, flags, pages, NULL, NULL);
+}
+#endif
+
 #endif /* VROCE_COMPAT_H */

@@ -30,6 +30,8 @@ static const struct rdma_stat_desc vroce_counter_descs[] = {
 	[VROCE_CNT_TX_WAKEUPS] = { .name = "tx_wakeups" },
 	[VROCE_CNT_MCAST_TX_PACKETS] = { .name = "mcast_tx_packets" },
 	[VROCE_CNT_MCAST_RX_PACKETS] = { .name = "mcast_rx_packets" },
+	[VROCE_CNT_ODP_FAULTS] = { .name = "odp_faults" },
+	[VROCE_CNT_ODP_INVALIDATIONS] = { .name = "odp_invalidations" },
 };
 
 static_assert(ARRAY_SIZE(vroce_counter_descs) == VROCE_CNT_MAX);

@@ -44,6 +44,7 @@ static const struct ib_device_ops vroce_dev_ops = {
 
 	.alloc_hw_port_stats = vroce_alloc_hw_port_stats,
 	.alloc_mr = vroce_alloc_mr,
+	.advise_mr = vroce_advise_mr,
 	.alloc_dm = vroce_alloc_dm,
 	.alloc_mw = vroce_alloc_mw,
 	.alloc_pd = vroce_alloc_pd,

@@ -22,10 +22,11 @@
 
 static int vroce_mr_check_access(int access)
 {
-	if (access & ~(VROCE_MR_ACCESS | IB_ACCESS_OPTIONAL))
+	if (access & ~(VROCE_MR_ACCESS | IB_ACCESS_OPTIONAL |
+		       IB_ACCESS_ON_DEMAND))
 		return -EOPNOTSUPP;
 	/* ibv_reg_mr(3): remote write or atomic needs local write. */
-	if (!vroce_access_flags_valid(access))
+	if (!vroce_access_flags_valid(access & ~IB_ACCESS_ON_DEMAND))
 		return -EINVAL;
 	return 0;
 }
@@ -101,6 +102,14 @@ static void vroce_mr_unpin(struct vroce_mr *mr)
 	if (mr->umem)
 		ib_umem_release(mr->umem);
 	mr->umem = NULL;
+	vroce_odp_release(mr);
+}
+
+/* The struct of @mr (and its ODP state) after a grace period. */
+void vroce_mr_kfree(struct vroce_mr *mr)
+{
+	vroce_odp_free(mr->odp);
+	kfree_rcu(mr, rcu);
 }
 
 /*
@@ -110,7 +119,28 @@ static void vroce_mr_unpin(struct vroce_mr *mr)
 void vroce_mr_free(struct vroce_mr *mr)
 {
 	vroce_mr_unpin(mr);
-	kfree_rcu(mr, rcu);
+	vroce_mr_kfree(mr);
+}
+
+/* An ODP MR (odp.c): nothing pinned; implicit for 0 and U64_MAX. */
+static struct vroce_mr *vroce_mr_build_odp(struct vroce_dev *vdev, u64 start,
+					   u64 length, u64 iova, int access)
+{
+	struct vroce_mr *mr;
+	int err;
+
+	/* A window lends the MR's pages: not pages that come and go. */
+	if (access & IB_ACCESS_MW_BIND)
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	err = vroce_odp_init(vdev, mr, start, length, iova, access);
+	if (err) {
+		kfree(mr);
+		return ERR_PTR(err);
+	}
+	return mr;
 }
 
 /* A user MR over [@start, + @length) at @iova, pinned, with no key yet. */
@@ -124,10 +154,13 @@ static struct vroce_mr *vroce_mr_build(struct ib_pd *ibpd, u64 start,
 	err = vroce_mr_check_access(access);
 	if (err)
 		return ERR_PTR(err);
-	if (!length || length > VROCE_MAX_MR_SIZE)
-		return ERR_PTR(-EINVAL);
 	if (!vroce_udata_in_ok(udata, 0))
 		return ERR_PTR(-EOPNOTSUPP);
+	if (access & IB_ACCESS_ON_DEMAND)
+		return vroce_mr_build_odp(to_vdev(ibpd->device), start, length,
+					  iova, access);
+	if (!length || length > VROCE_MAX_MR_SIZE)
+		return ERR_PTR(-EINVAL);
 
 	mr = kzalloc(sizeof(*mr), GFP_KERNEL_ACCOUNT);
 	if (!mr)
@@ -279,7 +312,7 @@ int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 		vroce_mr_unpin(mr);
 		if (counted)
 			atomic_dec(&vdev->n_mr);
-		kfree_rcu(mr, rcu);
+		vroce_mr_kfree(mr);
 		return 0;
 	}
 	/*

@@ -218,10 +218,13 @@ static struct sk_buff *vroce_pkt_build_src(const struct vroce_txpkt *t,
 	int err = 0;
 	u8 *p;
 
-	/* A deregistered (revoked) MR sends nothing: -EACCES, no packet. */
+	/*
+	 * A deregistered (revoked) MR sends nothing: -EACCES, no packet; nor
+	 * does an ODP MR's page that is not mapped (-EAGAIN).
+	 */
 	if (t->paylen && !linear)
 		err = vroce_src_pages(src, t->paylen, vroce_count_piece, &f);
-	if (err == -EACCES)
+	if (err == -EACCES || err == -EAGAIN)
 		return NULL;
 	if (!t->paylen || linear || err) {
 		skb = vroce_pkt_build(t, &p, GFP_ATOMIC);
@@ -230,7 +233,7 @@ static struct sk_buff *vroce_pkt_build_src(const struct vroce_txpkt *t,
 		else if (skb && t->paylen)
 			err = vroce_mr_copy(src->mr, src->key, src->pos, p,
 					    t->paylen, false);
-		if (skb && err == -EACCES) {
+		if (skb && err) {
 			kfree_skb(skb);
 			return NULL;
 		}

@@ -39,6 +39,26 @@ int vroce_port_mtu(struct vroce_dev *vdev)
 	return mtu ? mtu : IB_MTU_256;
 }
 
+/*
+ * What on-demand paging (odp.c) serves, transport by transport: whatever
+ * an RC or XRC responder receives into, faulted in behind an RNR NAK, and
+ * whatever a requester sends from or reads into, faulted in by its send
+ * engine. UC and UD receive with no RNR NAK to wait behind: they send
+ * from ODP MRs only.
+ */
+static void vroce_odp_caps(struct ib_device_attr *attr)
+{
+	u32 rc = IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		 IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+		 IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV;
+
+	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
+	attr->odp_caps.per_transport_caps.rc_odp_caps = rc;
+	attr->odp_caps.per_transport_caps.xrc_odp_caps = rc;
+	attr->odp_caps.per_transport_caps.uc_odp_caps = IB_ODP_SUPPORT_SEND;
+	attr->odp_caps.per_transport_caps.ud_odp_caps = IB_ODP_SUPPORT_SEND;
+}
+
 int vroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 		       struct ib_udata *udata)
 {
@@ -71,7 +91,8 @@ int vroce_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 				 IB_DEVICE_XRC |
 				 VROCE_DEVICE_ATOMIC_WRITE;
 	attr->max_fast_reg_page_list_len = VROCE_MAX_FRMR_PAGES;
-	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_ON_DEMAND_PAGING;
+	vroce_odp_caps(attr);
 	attr->max_send_sge = VROCE_MAX_SGE;
 	attr->max_recv_sge = VROCE_MAX_SGE;
 	attr->max_sge_rd = VROCE_MAX_SGE_RD;

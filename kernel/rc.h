@@ -24,6 +24,7 @@ struct vroce_sgl {
 	const struct vroce_sge *sge;
 	u32 n;
 	u32 len;
+	bool odp;			/* an MR of it pages on demand */
 	struct vroce_mr *mrs[VROCE_MAX_SGE];
 };
 
@@ -69,6 +70,11 @@ struct vroce_req {
 	u8 failed;			/* an IB_WC status: the requester stopped */
 	bool rnr_wait;			/* an RNR NAK timer runs */
 	bool nomem_wait;		/* no packet memory: backoff timer runs */
+	bool odp_wait;			/* the engine faults ODP pages in first */
+	struct vroce_mr *odp_mr;	/* which MR (held), from where, how far */
+	u64 odp_iova;
+	u64 odp_len;
+	u32 odp_wqe;			/* the WQE that waits for them */
 	bool blocked;			/* the engine waits for the completer */
 	unsigned long pace_flags;	/* it waits for the stack (tx_pace.c) */
 	atomic_t stack;			/* its packets the stack holds */

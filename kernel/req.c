@@ -93,6 +93,62 @@ static void vroce_req_drop_all(struct vroce_qp *qp)
 		vroce_sgl_release(&sw->sgl);
 		sw->sgl.n = 0;
 	}
+	if (req->odp_mr)
+		vroce_mr_put(req->odp_mr);
+	req->odp_mr = NULL;
+	req->odp_wait = false;
+}
+
+/*
+ * Whether an ODP page under bytes [@skip, @skip + @len) of @sgl, the SGL
+ * of WQE req->next, is not mapped: then the engine faults it in
+ * (vroce_req_odp_fault()) before it builds the packet. Caller holds the
+ * lock.
+ */
+static bool vroce_req_odp_wants(struct vroce_qp *qp, struct vroce_sgl *sgl,
+				u32 skip, u32 len)
+{
+	struct vroce_req *req = &qp->req;
+
+	if (!vroce_sgl_odp_missing(sgl, skip, len, &req->odp_mr,
+				   &req->odp_iova, &req->odp_len))
+		return false;
+	req->odp_wait = true;
+	req->odp_wqe = req->next;
+	return true;
+}
+
+/*
+ * In the engine's work item, which may sleep (caller holds the QP's
+ * state_lock, not the requester's lock): faults in the ODP pages a WQE
+ * waits for. True if it did; a page that cannot be mapped fails the WQE
+ * with a local protection error, in order.
+ */
+bool vroce_req_odp_fault(struct vroce_qp *qp)
+{
+	struct vroce_req *req = &qp->req;
+	struct vroce_mr *mr;
+	u64 iova, len;
+	int err;
+
+	if (!READ_ONCE(req->odp_wait))
+		return false;
+	spin_lock_bh(&req->lock);
+	mr = req->odp_mr;
+	iova = req->odp_iova;
+	len = min_t(u64, req->odp_len, SZ_4M);
+	req->odp_mr = NULL;
+	spin_unlock_bh(&req->lock);
+	err = mr ? vroce_odp_fault(mr, iova, len) : 0;
+	spin_lock_bh(&req->lock);
+	if (err && err != -ENOMEM && req->odp_wait &&
+	    req->next == req->odp_wqe && req->next != req->head)
+		vroce_swqe(qp, req->next)->status = IB_WC_LOC_PROT_ERR;
+	req->odp_wait = false;
+	spin_unlock_bh(&req->lock);
+	if (mr)
+		vroce_mr_put(mr);
+	return true;
 }
 
 void vroce_req_destroy(struct vroce_qp *qp)
@@ -504,6 +560,9 @@ static bool vroce_req_data(struct vroce_qp *qp, struct vroce_swqe *sw,
 	t.ieth = w->imm_data;
 	t.linear = vroce_qp_tx_linear(qp);
 	vroce_req_xrc(qp, w, &t);
+	if (!(w->flags & VROCE_WQE_INLINE) &&
+	    vroce_req_odp_wants(qp, &sw->sgl, req->next_off, t.paylen))
+		return false;
 	if (!vroce_req_payload(qp, sw, w, &t, req->next_off, out)) {
 		/*
 		 * A local MR deregistered since the WQE was taken sends
@@ -677,7 +736,7 @@ static int vroce_req_next(struct vroce_qp *qp, struct vroce_req_out *out)
 
 	if (req->failed)
 		return VROCE_TX_STOP;
-	if (req->rnr_wait || req->nomem_wait)
+	if (req->rnr_wait || req->nomem_wait || req->odp_wait)
 		return VROCE_TX_WAIT;
 	if (req->next == req->head) {
 		/* SQD finishes what was started but takes nothing new. */
@@ -707,6 +766,12 @@ static int vroce_req_next(struct vroce_qp *qp, struct vroce_req_out *out)
 	}
 	if (vroce_pace_wait(qp, &req->stack, &req->pace_flags))
 		return VROCE_TX_WAIT;
+	/* READ responses and atomic ACKs land in mapped pages. */
+	if (vroce_wr_is_rd_atomic(w->opcode) &&
+	    w->opcode != VROCE_WR_ATOMIC_WRITE &&
+	    vroce_req_odp_wants(qp, &sw->sgl, sw->read_off,
+				sw->len - sw->read_off))
+		return VROCE_TX_WAIT;
 	out->psn = req->next_psn;
 	if (w->opcode == VROCE_WR_ATOMIC_WRITE)
 		out->skb = vroce_req_atomic_write(qp, sw, w);
@@ -714,6 +779,8 @@ static int vroce_req_next(struct vroce_qp *qp, struct vroce_req_out *out)
 		out->skb = vroce_req_rd_atomic(qp, sw, w);
 	else
 		vroce_req_data(qp, sw, w, out);
+	if (req->odp_wait)
+		return VROCE_TX_WAIT;
 	/* A revoked MR fails the WQE at the next step; else no memory. */
 	if (!out->skb && !out->local && !sw->status) {
 		vroce_comp_nomem(qp);

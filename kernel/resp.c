@@ -548,7 +548,7 @@ static enum vroce_verdict vroce_resp_send(struct vroce_qp *qp,
 	u8 pos = pkt->op->pos;
 	const u8 *ieth;
 	u32 rkey;
-	int len;
+	int len, err;
 
 	if (pos == VROCE_POS_FIRST || pos == VROCE_POS_ONLY) {
 		switch (vroce_resp_take(qp)) {
@@ -576,8 +576,15 @@ static enum vroce_verdict vroce_resp_send(struct vroce_qp *qp,
 				    NULL, NULL);
 		return VROCE_RESP_INV_REQ;
 	}
-	/* A receive MR deregistered since the first packet takes no more. */
-	if (vroce_sgl_write_pkt(&resp->sgl, resp->off, pkt)) {
+	/*
+	 * A receive MR deregistered since the first packet takes no more.
+	 * An ODP page not mapped is faulted in meanwhile (odp.c): RNR NAK.
+	 */
+	err = vroce_sgl_write_pkt(&resp->sgl, resp->off, pkt);
+	if (err == -EAGAIN &&
+	    vroce_sgl_odp_ready(&resp->sgl, resp->off, pkt->paylen) != -EACCES)
+		return VROCE_RESP_RNR;
+	if (err) {
 		vroce_resp_recv_cqe(qp, IB_WC_LOC_PROT_ERR, IB_WC_RECV, 0,
 				    NULL, NULL);
 		return VROCE_RESP_OP_ERR;
@@ -612,7 +619,7 @@ static enum vroce_verdict vroce_resp_write(struct vroce_qp *qp,
 	bool imm = pkt->op->flags & VROCE_OPF_IMM;
 	u8 pos = pkt->op->pos;
 	struct vroce_reth reth;
-	int got;
+	int got, err;
 
 	if (pos == VROCE_POS_FIRST || pos == VROCE_POS_ONLY) {
 		vroce_reth_parse(&reth, vroce_pkt_hdr(pkt, bth, VROCE_HDR_RETH),
@@ -653,8 +660,12 @@ static enum vroce_verdict vroce_resp_write(struct vroce_qp *qp,
 		}
 	}
 	/* An MR deregistered since the first packet takes no more bytes. */
-	if (pkt->paylen &&
-	    vroce_mr_write_pkt(resp->wmr, resp->wkey, resp->wva, pkt))
+	err = pkt->paylen ? vroce_mr_write_pkt(resp->wmr, resp->wkey,
+					       resp->wva, pkt) : 0;
+	if (err == -EAGAIN &&
+	    vroce_odp_ready(resp->wmr, resp->wva, resp->wleft) != -EACCES)
+		return VROCE_RESP_RNR;	/* an ODP page is faulted in */
+	if (err)
 		return VROCE_RESP_ACCESS_ERR;
 	resp->wva += pkt->paylen;
 	resp->wleft -= pkt->paylen;
@@ -708,6 +719,7 @@ static enum vroce_verdict vroce_resp_read(struct vroce_qp *qp,
 	struct vroce_reth reth;
 	struct vroce_res *res;
 	u32 npkts;
+	int err;
 
 	/* RTR sets the MTU before it lets requests in; never divide by 0. */
 	if (!resp->mtu)
@@ -721,6 +733,13 @@ static enum vroce_verdict vroce_resp_read(struct vroce_qp *qp,
 					 IB_ACCESS_REMOTE_READ, &mr_key);
 		if (!mr)
 			return VROCE_RESP_ACCESS_ERR;
+		/* An ODP MR's pages are all mapped before it is answered. */
+		err = vroce_odp_ready(mr, reth.va, reth.dma_len);
+		if (err) {
+			vroce_mr_put(mr);
+			return err == -EAGAIN ? VROCE_RESP_RNR :
+						VROCE_RESP_ACCESS_ERR;
+		}
 	}
 	npkts = vroce_rd_npkts(reth.dma_len, resp->mtu);
 	/* A coalesced ACK of what came before goes out ahead. */
@@ -762,7 +781,12 @@ static enum vroce_verdict vroce_resp_atomic(struct vroce_qp *qp,
 		return VROCE_RESP_ACCESS_ERR;
 	err = vroce_mr_atomic(mr, mr_key, a.va, vroce_rc_opcode(pkt), a.swap_add,
 			      a.compare, &orig);
+	if (err == -EAGAIN)
+		err = vroce_odp_ready(mr, a.va, sizeof(u64)) == -EACCES ?
+		      -EACCES : -EAGAIN;
 	vroce_mr_put(mr);
+	if (err == -EAGAIN)
+		return VROCE_RESP_RNR;	/* its ODP page is faulted in */
 	if (err == -EACCES)
 		return VROCE_RESP_ACCESS_ERR;	/* deregistered meanwhile */
 	if (err)
@@ -813,7 +837,12 @@ static enum vroce_verdict vroce_resp_atomic_write(struct vroce_qp *qp,
 	if (!err)
 		err = vroce_mr_atomic(mr, mr_key, reth.va,
 				      vroce_rc_opcode(pkt), val, 0, NULL);
+	if (err == -EAGAIN)
+		err = vroce_odp_ready(mr, reth.va, sizeof(val)) == -EACCES ?
+		      -EACCES : -EAGAIN;
 	vroce_mr_put(mr);
+	if (err == -EAGAIN)
+		return VROCE_RESP_RNR;	/* its ODP page is faulted in */
 	if (err == -EACCES)
 		return VROCE_RESP_ACCESS_ERR;	/* deregistered meanwhile */
 	if (err)

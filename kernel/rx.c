@@ -103,6 +103,24 @@ static void vroce_grh(struct sk_buff *skb, u8 *grh, u8 *net_type)
 }
 
 /*
+ * The GRH and payload of a UD datagram into a receive's SGL: the IB_WC
+ * status. An MR revoked meanwhile, or an ODP page not mapped (UD has no
+ * RNR NAK to wait behind: it is faulted in for the next datagram), is a
+ * local protection error.
+ */
+static u8 vroce_ud_recv_copy(struct vroce_sgl *sgl, const u8 *grh,
+			     const struct vroce_pkt *pkt)
+{
+	int err = vroce_sgl_write(sgl, 0, grh, VROCE_GRH_LEN);
+
+	if (!err)
+		err = vroce_sgl_write_pkt(sgl, VROCE_GRH_LEN, pkt);
+	if (err == -EAGAIN)
+		vroce_sgl_odp_ready(sgl, 0, VROCE_GRH_LEN + pkt->paylen);
+	return err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
+}
+
+/*
  * A UD SEND: why it was dropped (a wrong Q_Key, a state that does not
  * receive, no receive WQE), or VROCE_DROP_NONE if it completed a receive
  * WQE.
@@ -148,12 +166,10 @@ static enum vroce_drop vroce_rx_ud(struct vroce_qp *qp, struct sk_buff *skb,
 	if (len < 0) {
 		cqe.status = -len;
 	} else {
-		if (len < cqe.byte_len) {
+		if (len < cqe.byte_len)
 			cqe.status = IB_WC_LOC_LEN_ERR;
-		} else if (vroce_sgl_write(&sgl, 0, grh, VROCE_GRH_LEN) ||
-			   vroce_sgl_write_pkt(&sgl, VROCE_GRH_LEN, pkt)) {
-			cqe.status = IB_WC_LOC_PROT_ERR;	/* MR revoked */
-		}
+		else
+			cqe.status = vroce_ud_recv_copy(&sgl, grh, pkt);
 		vroce_sgl_release(&sgl);
 	}
 	vroce_cq_add(to_vcq(qp->ibqp.recv_cq), &cqe,

@@ -63,7 +63,7 @@ struct vroce_mr *vroce_mr_get(struct vroce_dev *vdev, u32 key,
 void vroce_mr_put(struct vroce_mr *mr)
 {
 	if (refcount_dec_and_test(&mr->ref))
-		kfree_rcu(mr, rcu);
+		vroce_mr_kfree(mr);
 }
 
 /*
@@ -91,6 +91,18 @@ static u64 vroce_xlate_off(const struct vroce_mr_xlate *x, u64 iova)
 	return iova - x->iova + x->page_offset;
 }
 
+/*
+ * The page at offset @off of the page map of @x, translation of @mr; NULL
+ * for a page of an ODP MR that is not mapped now (odp.c).
+ */
+static struct page *vroce_xlate_page(const struct vroce_mr *mr,
+				     const struct vroce_mr_xlate *x, u64 off)
+{
+	if (mr->odp)
+		return vroce_odp_page(mr->odp, off);
+	return x->pages[off >> PAGE_SHIFT];
+}
+
 /* vroce_mr_span() without the count of copies. */
 static const struct vroce_mr_xlate *vroce_mr_span_check(struct vroce_mr *mr,
 							u32 key, u64 iova,
@@ -105,6 +117,8 @@ static const struct vroce_mr_xlate *vroce_mr_span_check(struct vroce_mr *mr,
 		return x;
 	if (!vroce_range_ok(x->iova, x->length, iova, len))
 		return NULL;
+	if (mr->odp)
+		return x;	/* its pages are looked up one by one */
 	off = vroce_xlate_off(x, iova);
 	if (len > (u64)x->npages * PAGE_SIZE ||
 	    off > (u64)x->npages * PAGE_SIZE - len)
@@ -128,7 +142,7 @@ static const struct vroce_mr_xlate *vroce_mr_span(struct vroce_mr *mr,
 {
 	const struct vroce_mr_xlate *x;
 
-	if (!mr->frmr)
+	if (!mr->frmr && !mr->odp)
 		return vroce_mr_span_check(mr, key, iova, len);
 	local_bh_disable();
 	atomic_inc(&mr->copying);
@@ -146,7 +160,7 @@ static const struct vroce_mr_xlate *vroce_mr_span(struct vroce_mr *mr,
 static void vroce_mr_span_end(struct vroce_mr *mr,
 			      const struct vroce_mr_xlate *x)
 {
-	if (x && mr->frmr) {
+	if (x && (mr->frmr || mr->odp)) {
 		/* The copy's accesses happen before the count drops. */
 		smp_mb__before_atomic();
 		atomic_dec(&mr->copying);
@@ -250,12 +264,14 @@ struct vroce_mr *vroce_mr_get_remote(struct vroce_qp *qp, u32 rkey, u64 *va,
  * atomic write of @swap_add (its bytes as they lie in memory), with the
  * CPU's own atomics, so it is atomic against every other access too; a
  * write leaves *@orig alone. -EINVAL if the bytes are not 8-byte aligned
- * in memory (or @opcode is none of these), -EACCES if @mr is revoked.
+ * in memory (or @opcode is none of these), -EACCES if @mr is revoked,
+ * -EAGAIN if the page of an ODP MR is not mapped.
  */
 int vroce_mr_atomic(struct vroce_mr *mr, u32 key, u64 iova, u8 opcode,
 		    u64 swap_add, u64 compare, u64 *orig)
 {
 	const struct vroce_mr_xlate *x;
+	struct page *page;
 	int err = -EACCES;
 	u64 off;
 	u8 *va;
@@ -264,11 +280,14 @@ int vroce_mr_atomic(struct vroce_mr *mr, u32 key, u64 iova, u8 opcode,
 	rcu_read_lock();
 	x = vroce_mr_span(mr, key, iova, 8);
 	off = x ? vroce_xlate_off(x, iova) : 0;
+	page = x ? vroce_xlate_page(mr, x, off) : NULL;
 	if (x && (off & 7)) {
 		err = -EINVAL;
+	} else if (x && !page) {
+		err = -EAGAIN;
 	} else if (x) {
 		err = 0;
-		va = kmap_local_page(x->pages[off >> PAGE_SHIFT]);
+		va = kmap_local_page(page);
 		p = (u64 *)(va + (off & ~PAGE_MASK));
 		if (opcode == VROCE_OP_RC_CMP_SWAP)
 			*orig = cmpxchg64(p, compare, swap_add);
@@ -288,11 +307,12 @@ int vroce_mr_atomic(struct vroce_mr *mr, u32 key, u64 iova, u8 opcode,
 
 /*
  * Copies @len bytes between @buf and @mr, of translation @x, at @iova
- * (checked already).
+ * (checked already); -EAGAIN if a page of an ODP MR is not mapped (the
+ * bytes before it are copied).
  */
-static void vroce_mr_copy_live(struct vroce_mr *mr,
-			       const struct vroce_mr_xlate *x, u64 iova,
-			       void *buf, u32 len, bool to_mr)
+static int vroce_mr_copy_live(struct vroce_mr *mr,
+			      const struct vroce_mr_xlate *x, u64 iova,
+			      void *buf, u32 len, bool to_mr)
 {
 	u64 off = vroce_xlate_off(x, iova);
 
@@ -302,13 +322,17 @@ static void vroce_mr_copy_live(struct vroce_mr *mr,
 			memcpy((void *)(uintptr_t)iova, buf, len);
 		else
 			memcpy(buf, (void *)(uintptr_t)iova, len);
-		return;
+		return 0;
 	}
 	while (len) {
-		struct page *page = x->pages[off >> PAGE_SHIFT];
+		struct page *page = vroce_xlate_page(mr, x, off);
 		u32 in_page = off & ~PAGE_MASK;
 		u32 n = min_t(u32, len, PAGE_SIZE - in_page);
-		u8 *va = kmap_local_page(page);
+		u8 *va;
+
+		if (!page)
+			return -EAGAIN;
+		va = kmap_local_page(page);
 
 		if (to_mr)
 			memcpy(va + in_page, buf, n);
@@ -319,25 +343,24 @@ static void vroce_mr_copy_live(struct vroce_mr *mr,
 		off += n;
 		len -= n;
 	}
+	return 0;
 }
 
 /*
  * vroce_mr_copy_live() unless @mr is revoked, or no longer registered
- * under MR key @key: then -EACCES, and a buffer that was to be filled
- * from it is zeroed, so it carries nothing stale.
+ * under MR key @key: then -EACCES. A buffer that was to be filled from
+ * it is zeroed on any error, so it carries nothing stale.
  */
 int vroce_mr_copy(struct vroce_mr *mr, u32 key, u64 iova, void *buf,
 		  u32 len, bool to_mr)
 {
 	const struct vroce_mr_xlate *x;
-	int err = 0;
+	int err = -EACCES;
 
 	rcu_read_lock();
 	x = vroce_mr_span(mr, key, iova, len);
 	if (x)
-		vroce_mr_copy_live(mr, x, iova, buf, len, to_mr);
-	else
-		err = -EACCES;
+		err = vroce_mr_copy_live(mr, x, iova, buf, len, to_mr);
 	vroce_mr_span_end(mr, x);
 	rcu_read_unlock();
 	if (err && !to_mr)
@@ -441,21 +464,29 @@ struct vroce_sgl_xfer {
 	int err;
 };
 
+/* Keeps the worst error of a walk: -EACCES over -EAGAIN. */
+static void vroce_keep_err(int *acc, int err)
+{
+	if (err && *acc != -EACCES)
+		*acc = err;
+}
+
 static int vroce_sgl_copy_piece(void *ctx, u32 i, u64 addr, u32 m)
 {
 	struct vroce_sgl_xfer *c = ctx;
 
-	if (vroce_mr_copy(c->sgl->mrs[i], c->sgl->sge[i].lkey, addr, c->buf, m,
-			  c->to_mr))
-		c->err = -EACCES;
+	vroce_keep_err(&c->err, vroce_mr_copy(c->sgl->mrs[i],
+					      c->sgl->sge[i].lkey, addr,
+					      c->buf, m, c->to_mr));
 	c->buf += m;
 	return 0;
 }
 
 /*
  * Moves @len bytes between @buf and @sgl from byte @skip on; -EACCES if
- * an MR of it was revoked (what it held is skipped, and bytes that were
- * to come from it are zeroes in @buf).
+ * an MR of it was revoked, else -EAGAIN if a page of an ODP MR was not
+ * mapped (what it held is skipped, and bytes that were to come from it
+ * are zeroes in @buf).
  */
 static int vroce_sgl_copy(struct vroce_sgl *sgl, u32 skip, void *buf,
 			  u32 len, bool to_mr)
@@ -472,7 +503,8 @@ static int vroce_sgl_copy(struct vroce_sgl *sgl, u32 skip, void *buf,
  * Calls @fn for each page piece of [@iova, @iova + @len) of @mr (checked
  * already, under MR key @key), in order, in one RCU read-side section (@fn must not sleep);
  * stops at the first nonzero return of @fn and returns it. A DMA MR has
- * no pages: -EOPNOTSUPP; a revoked MR: -EACCES.
+ * no pages: -EOPNOTSUPP; a revoked MR: -EACCES; a page of an ODP MR that
+ * is not mapped: -EAGAIN.
  */
 int vroce_mr_pages(struct vroce_mr *mr, u32 key, u64 iova, u32 len,
 		   int (*fn)(void *ctx, struct page *page, u32 off, u32 n),
@@ -492,9 +524,11 @@ int vroce_mr_pages(struct vroce_mr *mr, u32 key, u64 iova, u32 len,
 	else
 		err = -EACCES;
 	while (!err && len) {
+		struct page *page = vroce_xlate_page(mr, x, off);
+
 		in_page = off & ~PAGE_MASK;
 		n = min_t(u32, len, PAGE_SIZE - in_page);
-		err = fn(ctx, x->pages[off >> PAGE_SHIFT], in_page, n);
+		err = page ? fn(ctx, page, in_page, n) : -EAGAIN;
 		off += n;
 		len -= n;
 	}
@@ -541,7 +575,7 @@ static int vroce_sgl_hold_piece(void *ctx, u32 i, u64 addr, u32 m)
 	u32 key = h->sgl->sge[i].lkey;
 	struct vroce_local_piece *pc;
 
-	if (h->lp->n == VROCE_LOCAL_PIECES || mr->frmr)
+	if (h->lp->n == VROCE_LOCAL_PIECES || mr->frmr || mr->odp)
 		return -E2BIG;
 	if (!vroce_mr_live(mr, key))
 		return -EACCES;
@@ -559,10 +593,11 @@ static int vroce_sgl_hold_piece(void *ctx, u32 i, u64 addr, u32 m)
  * Takes a reference on each MR under bytes [@skip, @skip + @len) of a
  * checked SGL and notes its spans in @lp (local.c): the number of spans,
  * -EACCES if one of the MRs no longer moves bytes, or -E2BIG if there are
- * more than VROCE_LOCAL_PIECES or one is an FRMR (then nothing is held).
- * An FRMR's pages belong to its kernel ULP, which may free them as soon
- * as it is invalidated, with no grace period: its payload goes in an skb,
- * which holds the pages.
+ * more than VROCE_LOCAL_PIECES or one is an FRMR or ODP MR (then nothing
+ * is held). An FRMR's pages belong to its kernel ULP, which may free them
+ * as soon as it is invalidated, with no grace period, and an ODP MR's go
+ * with the MMU notifier: its payload goes in an skb, which holds the
+ * pages.
  */
 int vroce_sgl_hold_span(struct vroce_sgl *sgl, u32 skip, u32 len,
 			struct vroce_local_pkt *lp)
@@ -621,8 +656,9 @@ static int vroce_copy_piece(void *ctx, struct page *page, u32 off, u32 n)
 
 /*
  * Copies the next @len bytes of a received payload, from @pos on, into
- * @mr (found under MR key @key) at @iova; -EACCES if @mr is revoked.
- * @pos moves on by @len either way.
+ * @mr (found under MR key @key) at @iova; -EACCES if @mr is revoked,
+ * -EAGAIN if a page of an ODP MR is not mapped. @pos moves on by @len
+ * either way.
  */
 static int vroce_mr_write_pay(struct vroce_mr *mr, u32 key, u64 iova,
 			      struct vroce_pay_pos *pos, u32 len)
@@ -644,16 +680,17 @@ static int vroce_mr_write_pay(struct vroce_mr *mr, u32 key, u64 iova,
 
 /*
  * The payload of @pkt into @mr at @iova (checked already, under MR key
- * @key); 0 or -EACCES.
+ * @key); 0, -EAGAIN (a page of an ODP MR not mapped) or -EACCES.
  */
 int vroce_mr_write_pkt(struct vroce_mr *mr, u32 key, u64 iova,
 		       const struct vroce_pkt *pkt)
 {
 	struct vroce_pay_pos pos;
+	int err;
 
 	vroce_pay_pos_init(&pos, pkt);
-	return vroce_mr_write_pay(mr, key, iova, &pos, pkt->paylen) ?
-	       -EACCES : 0;
+	err = vroce_mr_write_pay(mr, key, iova, &pos, pkt->paylen);
+	return err && err != -EAGAIN ? -EACCES : err;
 }
 
 /* The first @n bytes of @pkt's payload (@n at most its length) into @buf. */
@@ -676,15 +713,17 @@ static int vroce_sgl_pay_piece(void *ctx, u32 i, u64 addr, u32 m)
 {
 	struct vroce_sgl_pay *w = ctx;
 
-	if (vroce_mr_write_pay(w->sgl->mrs[i], w->sgl->sge[i].lkey, addr,
-			       &w->pos, m))
-		w->err = -EACCES;
+	int err = vroce_mr_write_pay(w->sgl->mrs[i], w->sgl->sge[i].lkey,
+				     addr, &w->pos, m);
+
+	vroce_keep_err(&w->err, err && err != -EAGAIN ? -EACCES : err);
 	return 0;
 }
 
 /*
  * The payload of @pkt into the SGL, from byte @skip of it on; -EACCES if
- * an MR of it was revoked (its part is skipped).
+ * an MR of it was revoked (its part is skipped), else -EAGAIN if a page
+ * of an ODP MR was not mapped.
  */
 int vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 skip,
 			const struct vroce_pkt *pkt)
@@ -718,12 +757,18 @@ int vroce_sgl_prepare(struct vroce_qp *qp, struct vroce_sgl *sgl,
 		      const struct vroce_sge *sge, u32 n, int access)
 {
 	int len;
+	u32 i;
 
 	sgl->sge = sge;
 	sgl->n = n;
+	sgl->odp = false;
 	len = vroce_sgl_check(qp, sge, n, access, sgl->mrs);
-	if (len >= 0)
-		sgl->len = len;
+	if (len < 0)
+		return len;
+	sgl->len = len;
+	for (i = 0; i < n; i++)
+		if (sgl->mrs[i] && sgl->mrs[i]->odp)
+			sgl->odp = true;
 	return len;
 }
 
@@ -741,4 +786,63 @@ int vroce_sgl_read(struct vroce_sgl *sgl, u32 off, void *buf, u32 len)
 void vroce_sgl_release(struct vroce_sgl *sgl)
 {
 	vroce_sgl_put(sgl->mrs, sgl->n);
+}
+
+/* The first unmapped page under an SGL's ODP MRs: which, where, how far. */
+struct vroce_sgl_odp {
+	const struct vroce_sgl *sgl;
+	struct vroce_mr *mr;
+	u64 iova;
+	u64 n;
+};
+
+static int vroce_sgl_odp_piece(void *ctx, u32 i, u64 addr, u32 m)
+{
+	struct vroce_sgl_odp *o = ctx;
+	const struct vroce_sge *sge = &o->sgl->sge[i];
+	struct vroce_mr *mr = o->sgl->mrs[i];
+	u64 first;
+
+	if (!mr || !vroce_odp_missing(mr, addr, m, &first))
+		return 0;
+	o->mr = mr;
+	o->iova = first;
+	/* Faults ahead: the rest of the SGE, which the message uses. */
+	o->n = sge->addr + sge->length - first;
+	return 1;
+}
+
+/*
+ * Whether a page of an ODP MR under bytes [@skip, @skip + @len) of the
+ * checked SGL @sgl is not mapped; if so, the first one's MR (with a
+ * reference, for vroce_odp_fault()), its MR address and the bytes from
+ * there to the end of its SGE.
+ */
+bool vroce_sgl_odp_missing(const struct vroce_sgl *sgl, u32 skip, u32 len,
+			   struct vroce_mr **mr, u64 *iova, u64 *n)
+{
+	struct vroce_sgl_odp o = { .sgl = sgl };
+
+	if (!sgl->odp || !vroce_sgl_walk(sgl, skip, len, vroce_sgl_odp_piece,
+					 &o))
+		return false;
+	refcount_inc(&o.mr->ref);
+	*mr = o.mr;
+	*iova = o.iova;
+	*n = o.n;
+	return true;
+}
+
+/*
+ * For the receive path: vroce_odp_ready() of the first unmapped page
+ * under bytes [@skip, @skip + @len) of @sgl, to the end of its SGE.
+ */
+int vroce_sgl_odp_ready(const struct vroce_sgl *sgl, u32 skip, u32 len)
+{
+	struct vroce_sgl_odp o = { .sgl = sgl };
+
+	if (!sgl->odp || !vroce_sgl_walk(sgl, skip, len, vroce_sgl_odp_piece,
+					 &o))
+		return 0;
+	return vroce_odp_ready(o.mr, o.iova, o.n);
 }

@@ -147,6 +147,26 @@ static struct sk_buff *vroce_ud_skb(struct vroce_qp *qp,
 	return skb;
 }
 
+/*
+ * Faults in the ODP pages under the first @len bytes of @sgl (odp.c); the
+ * engine may sleep here. A few rounds at most: pages an invalidation
+ * takes again meanwhile fail the copy, and so the WQE.
+ */
+static int vroce_ud_odp_fault(struct vroce_sgl *sgl, u32 len)
+{
+	struct vroce_mr *mr;
+	int err = 0, rounds;
+	u64 iova, n;
+
+	for (rounds = 0; rounds < 2 * VROCE_MAX_SGE && !err; rounds++) {
+		if (!vroce_sgl_odp_missing(sgl, 0, len, &mr, &iova, &n))
+			break;
+		err = vroce_odp_fault(mr, iova, min_t(u64, n, len));
+		vroce_mr_put(mr);
+	}
+	return err;
+}
+
 /* Sends one UD WQE; returns the IB_WC status of its completion. */
 static u8 vroce_send_ud(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 {
@@ -178,6 +198,10 @@ static u8 vroce_send_ud(struct vroce_qp *qp, const struct vroce_send_wqe *w)
 	if (vroce_ud_path(qp, w->u.ud.ah_num, &path)) {
 		vroce_sgl_release(&sgl);
 		return IB_WC_LOC_QP_OP_ERR;
+	}
+	if (vroce_ud_odp_fault(&sgl, len)) {
+		vroce_sgl_release(&sgl);
+		return IB_WC_LOC_PROT_ERR;
 	}
 	skb = vroce_ud_skb(qp, w, &sgl, len);
 	vroce_sgl_release(&sgl);
@@ -334,6 +358,9 @@ void vroce_tx_work(struct work_struct *work)
 	if (vroce_qp_reliable(qp))
 		more = vroce_resp_tx(qp);
 	drained = vroce_tx_drain(qp, VROCE_TX_BUDGET, true);
+	/* A WQE waits for ODP pages: fault them in, then go on. */
+	if (vroce_req_odp_fault(qp))
+		more = true;
 	mutex_unlock(&qp->state_lock);
 	if (!drained || more)
 		vroce_tx_queue(qp);
@@ -347,6 +374,8 @@ void vroce_tx_work(struct work_struct *work)
 void vroce_tx_doorbell(struct vroce_qp *qp)
 {
 	lockdep_assert_held(&qp->state_lock);
-	if (!vroce_tx_drain(qp, VROCE_TX_BUDGET, false))
+	/* ODP pages are faulted in by the work item (vroce_tx_work()). */
+	if (!vroce_tx_drain(qp, VROCE_TX_BUDGET, false) ||
+	    READ_ONCE(qp->req.odp_wait))
 		vroce_tx_kick(qp);
 }

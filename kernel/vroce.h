@@ -50,6 +50,8 @@ enum vroce_counter {
 	VROCE_CNT_TX_WAKEUPS,
 	VROCE_CNT_MCAST_TX_PACKETS,
 	VROCE_CNT_MCAST_RX_PACKETS,
+	VROCE_CNT_ODP_FAULTS,
+	VROCE_CNT_ODP_INVALIDATIONS,
 	VROCE_CNT_MAX
 };
 
@@ -249,6 +251,7 @@ struct vroce_mr {
 	bool dma;
 	bool frmr;			/* fast registration (kernel FRWR) */
 	bool dm;			/* on device memory: holds its pages */
+	struct vroce_odp *odp;		/* on-demand paging (odp.c), or NULL */
 	u64 *stage;			/* FRMR: page addresses map_mr_sg set */
 	u32 nstaged;
 	u32 max_pages;
@@ -556,6 +559,7 @@ struct ib_mr *vroce_get_dma_mr(struct ib_pd *ibpd, int access);
 int vroce_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 int vroce_mr_publish(struct vroce_dev *vdev, struct vroce_mr *mr);
 void vroce_mr_free(struct vroce_mr *mr);
+void vroce_mr_kfree(struct vroce_mr *mr);
 struct ib_mr *vroce_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 			      struct ib_dm_mr_attr *attr,
 			      struct uverbs_attr_bundle *attrs);
@@ -635,6 +639,9 @@ void vroce_mr_put(struct vroce_mr *mr);
 bool vroce_mr_live(struct vroce_mr *mr, u32 key);
 void vroce_mr_wait_copies(struct vroce_mr *mr);
 const struct vroce_mr_xlate *vroce_mr_xlate(struct vroce_mr *mr);
+bool vroce_sgl_odp_missing(const struct vroce_sgl *sgl, u32 skip, u32 len,
+			   struct vroce_mr **mr, u64 *iova, u64 *n);
+int vroce_sgl_odp_ready(const struct vroce_sgl *sgl, u32 skip, u32 len);
 void vroce_sgl_put(struct vroce_mr **mrs, u32 n);
 int vroce_sgl_prepare(struct vroce_qp *qp, struct vroce_sgl *sgl,
 		      const struct vroce_sge *sge, u32 n, int access);
@@ -656,6 +663,20 @@ int vroce_sgl_pages(struct vroce_sgl *sgl, u32 skip, u32 len,
 		    void *ctx);
 int vroce_sgl_hold_span(struct vroce_sgl *sgl, u32 skip, u32 len,
 			struct vroce_local_pkt *lp);
+
+/* odp.c: on-demand paging */
+struct vroce_odp;
+int vroce_odp_init(struct vroce_dev *vdev, struct vroce_mr *mr, u64 start,
+		   u64 length, u64 iova, int access);
+void vroce_odp_release(struct vroce_mr *mr);
+void vroce_odp_free(struct vroce_odp *odp);
+struct page *vroce_odp_page(const struct vroce_odp *odp, u64 off);
+bool vroce_odp_missing(struct vroce_mr *mr, u64 iova, u64 len, u64 *first);
+int vroce_odp_fault(struct vroce_mr *mr, u64 iova, u64 len);
+int vroce_odp_ready(struct vroce_mr *mr, u64 iova, u64 len);
+int vroce_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
+		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
+		    struct uverbs_attr_bundle *attrs);
 
 /* packet.c: building packets, transmit of connected QPs */
 u32 vroce_pkt_pack_hdr(const struct vroce_txpkt *t, u8 *buf);
@@ -699,6 +720,7 @@ void vroce_req_destroy(struct vroce_qp *qp);
 void vroce_req_start(struct vroce_qp *qp);
 void vroce_req_reset(struct vroce_qp *qp);
 void vroce_req_flush(struct vroce_qp *qp);
+bool vroce_req_odp_fault(struct vroce_qp *qp);
 int vroce_req_step(struct vroce_qp *qp);
 void vroce_req_complete(struct vroce_qp *qp, u8 status);
 void vroce_req_fail(struct vroce_qp *qp, u8 status);

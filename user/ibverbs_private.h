@@ -732,6 +732,17 @@ int ibv_cmd_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type,
 int ibv_cmd_dealloc_mw(struct ibv_mw *mw);
 
 /*
+ * ADVISE_MR, an ioctl-only method (UVERBS_METHOD_ADVISE_MR of
+ * UVERBS_OBJECT_MR): the PD's handle, advice, flags and the sg_list array
+ * as they are.  0 or the kernel's errno value; EINVAL, without a system
+ * call, if the array does not fit in an ioctl attribute.  The same
+ * prototype in every private ABI vroce builds for.
+ */
+int ibv_cmd_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+		      uint32_t flags, struct ibv_sge *sg_list,
+		      uint32_t num_sge);
+
+/*
  * AH commands.  ibv_cmd_create_ah() sends no driver data of its own; the
  * driver response follows the core one within resp_size.  It sets handle
  * and context of ah.

@@ -10,6 +10,10 @@
  * or atomic access without local write), pins the memory (EFAULT if it
  * cannot) and refuses to deregister or re-register an MR a memory window
  * is bound to (EBUSY).
+ *
+ * On-demand paging MRs (IBV_ACCESS_ON_DEMAND) are the kernel's business
+ * too: the access flags go to it as given, and ibv_advise_mr() is its
+ * ADVISE_MR method once the arguments have been checked here.
  */
 #include <errno.h>
 #include <string.h>
@@ -17,6 +21,13 @@
 
 #include "vroce.h"
 
+/*
+ * The access flags reach the kernel unchanged, IBV_ACCESS_ON_DEMAND
+ * included.  An implicit ODP MR, ibv_reg_mr(pd, NULL, SIZE_MAX,
+ * access | IBV_ACCESS_ON_DEMAND), arrives here with addr NULL, length
+ * SIZE_MAX and hca_va 0; ibv_cmd_reg_mr() sends start 0 and length
+ * UINT64_MAX, which the kernel takes for the whole address space.
+ */
 struct ibv_mr *vroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			    uint64_t hca_va, int access)
 {
@@ -39,6 +50,38 @@ struct ibv_mr *vroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 		return NULL;
 	}
 	return &vmr->ibv_mr;
+}
+
+/*
+ * ibv_advise_mr(3): prefetch (part of) ODP MRs.  ibv_advise_mr() returns
+ * what we return, so an error is a positive errno value (also left in
+ * errno).  What the man page calls invalid is refused here, before any
+ * system call: no SGE (num_sge 0 or no sg_list) or a flag it does not
+ * list (EINVAL), and an advice it does not list (ENOTSUP, "the advise
+ * operation isn't supported").  Whether the lkeys name ODP MRs of this PD
+ * and the ranges lie within them is the kernel's to check (EFAULT).
+ */
+int vroce_advise_mr(struct ibv_pd *ibpd, enum ibv_advise_mr_advice advice,
+		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge)
+{
+	int ret = EINVAL;
+
+	switch (advice) {
+	case IBV_ADVISE_MR_ADVICE_PREFETCH:
+	case IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE:
+	case IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT:
+		if (num_sge && sg_list &&
+		    !(flags & ~(uint32_t)IBV_ADVISE_MR_FLAG_FLUSH))
+			ret = ibv_cmd_advise_mr(ibpd, advice, flags, sg_list,
+						num_sge);
+		break;
+	default:
+		ret = EOPNOTSUPP;
+		break;
+	}
+	if (ret)
+		errno = ret;
+	return ret;
 }
 
 /*

@@ -24,6 +24,7 @@ static void vroce_free_context(struct ibv_context *ibctx);
  * *bad_op unset.
  */
 static const struct verbs_context_ops vroce_ctx_ops = {
+	.advise_mr = vroce_advise_mr,
 	.alloc_dm = vroce_alloc_dm,
 	.alloc_mw = vroce_alloc_mw,
 	.alloc_parent_domain = vroce_alloc_parent_domain,

@@ -406,6 +406,8 @@ void vroce_pd_free(struct ibv_pd *ibpd, void *p, uint64_t type, bool custom);
 /* mr.c */
 struct ibv_mr *vroce_reg_mr(struct ibv_pd *ibpd, void *addr, size_t length,
 			    uint64_t hca_va, int access);
+int vroce_advise_mr(struct ibv_pd *ibpd, enum ibv_advise_mr_advice advice,
+		    uint32_t flags, struct ibv_sge *sg_list, uint32_t num_sge);
 int vroce_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *ibpd,
 		   void *addr, size_t length, int access);
 int vroce_dereg_mr(struct verbs_mr *vmr);

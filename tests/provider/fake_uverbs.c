@@ -863,6 +863,16 @@ static void new_keys(uint32_t *lkey, uint32_t *rkey)
 	next_key += 0x100;
 }
 
+/*
+ * An implicit on-demand paging MR: the whole address space (start 0,
+ * length UINT64_MAX), nothing pinned.
+ */
+static bool implicit_odp(uint64_t start, uint64_t length, uint32_t access)
+{
+	return (access & IBV_ACCESS_ON_DEMAND) && !start &&
+	       length == UINT64_MAX;
+}
+
 static int reg_mr(const void *payload, size_t in_len, size_t out_len)
 {
 	const struct ib_uverbs_reg_mr *cmd = payload;
@@ -877,7 +887,8 @@ static int reg_mr(const void *payload, size_t in_len, size_t out_len)
 	ret = mr_access_ok(cmd->access_flags);
 	if (ret)
 		return ret;
-	if (!cmd->start || !cmd->length)
+	if ((!cmd->start || !cmd->length) &&
+	    !implicit_odp(cmd->start, cmd->length, cmd->access_flags))
 		return EFAULT;	/* nothing to pin */
 	FREE_SLOT(mrs, mr);
 	if (!mr)
@@ -1464,12 +1475,12 @@ ssize_t write(int fd, const void *buf, size_t count)
 }
 
 /*
- * ---- device memory: the ioctl methods ----
+ * ---- the ioctl methods: device memory, ADVISE_MR ----
  *
- * Only the three methods of DM take this path: the provider builds them
- * itself.  The fake checks them as ib_uverbs_ioctl() does: the header,
- * then each attribute against the method's specification, then the
- * method's own checks.
+ * Only the three methods of DM, which the provider builds itself, and
+ * ADVISE_MR, which libibverbs builds for it, take this path.  The fake
+ * checks them as ib_uverbs_ioctl() does: the header, then each attribute
+ * against the method's specification, then the method's own checks.
  */
 
 enum attr_kind { ATTR_IDR, ATTR_IN, ATTR_OUT };
@@ -1509,16 +1520,15 @@ static void attr_out(struct ib_uverbs_attr *attr, const void *from,
 }
 
 /*
- * As uverbs_get_flags32(): absent means none; 4 or 8 bytes; no bit the
- * kernel does not know (IB_ACCESS_SUPPORTED: bits 0-7 and the optional
- * range, bits 20-29).
+ * As uverbs_get_flags32(): absent means none; 4 or 8 bytes; no bit
+ * outside @supported.
  */
-static int attr_access(const struct ib_uverbs_attr *attr, uint32_t *access)
+static int attr_flags32(const struct ib_uverbs_attr *attr, uint64_t supported,
+			uint32_t *out)
 {
-	const uint64_t supported = 0xffULL | 0x3ff00000ULL;
 	uint64_t flags = 0;
 
-	*access = 0;
+	*out = 0;
 	if (!attr)
 		return 0;
 	if (attr->len == 4) {
@@ -1533,8 +1543,17 @@ static int attr_access(const struct ib_uverbs_attr *attr, uint32_t *access)
 	}
 	if (flags & ~supported)
 		return EINVAL;
-	*access = flags;
+	*out = flags;
 	return 0;
+}
+
+/*
+ * Access flags: those the kernel knows (IB_ACCESS_SUPPORTED: bits 0-7
+ * and the optional range, bits 20-29).
+ */
+static int attr_access(const struct ib_uverbs_attr *attr, uint32_t *access)
+{
+	return attr_flags32(attr, 0xffULL | 0x3ff00000ULL, access);
 }
 
 /* The live DM an IDR attribute names, or NULL (the kernel: ENOENT). */
@@ -1680,7 +1699,103 @@ static int dm_mr_reg(struct ib_uverbs_attr **attrs)
 	return 0;
 }
 
-static_assert(ALLOC_NUM <= METHOD_MAX_ATTRS && REG_NUM <= METHOD_MAX_ATTRS,
+enum { ADV_PD, ADV_ADVICE, ADV_FLAGS, ADV_SGES, ADV_NUM };
+
+/*
+ * As ib_core: the advice a constant (8 bytes), the flags a flags
+ * attribute, the SGEs an array of struct ib_uverbs_sge, at least one.
+ */
+static const struct attr_spec advise_mr_attrs[ADV_NUM] = {
+	[ADV_PD] = { UVERBS_ATTR_ADVISE_MR_PD_HANDLE, ATTR_IDR, 0, 0, true },
+	[ADV_ADVICE] = { UVERBS_ATTR_ADVISE_MR_ADVICE, ATTR_IN, 8, 8, true },
+	[ADV_FLAGS] = { UVERBS_ATTR_ADVISE_MR_FLAGS, ATTR_IN, 4, 8, true },
+	[ADV_SGES] = { UVERBS_ATTR_ADVISE_MR_SGE_LIST, ATTR_IN,
+		       sizeof(struct ib_uverbs_sge), UINT16_MAX, true },
+};
+
+/*
+ * Whether @sge lies within a live ODP MR of the PD its lkey names; 0 or
+ * the errno value ibv_advise_mr(3) lists: EFAULT for an lkey that names
+ * no such MR, a range outside it, or PREFETCH_WRITE to an MR without
+ * local write access.
+ */
+static int advise_sge_ok(const struct ib_uverbs_sge *sge, uint32_t advice)
+{
+	const struct fake_mr *mr = NULL;
+	int i;
+
+	for (i = 0; i < FAKE_MAX_OBJS && !mr; i++)
+		if (fake.mrs[i].live && !fake.mrs[i].dm &&
+		    fake.mrs[i].lkey == sge->lkey)
+			mr = &fake.mrs[i];
+	if (!mr || !(mr->access & IBV_ACCESS_ON_DEMAND) ||
+	    mr->pd_handle != FAKE_PD_HANDLE)
+		return EFAULT;
+	if (sge->addr < mr->hca_va || sge->length > mr->length ||
+	    sge->addr - mr->hca_va > mr->length - sge->length)
+		return EFAULT;
+	if (advice == IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+	    !(mr->access & IBV_ACCESS_LOCAL_WRITE))
+		return EFAULT;
+	return 0;
+}
+
+/*
+ * ADVISE_MR: recorded in fake.last_advise as it came, then checked as
+ * uverbs does (the PD when it parses the attributes, ENOENT; then the
+ * advice, the flags and the size of the array, EINVAL), then as a driver
+ * would: advice it does not know is not supported (EOPNOTSUPP, as
+ * mlx5), every SGE must lie in an ODP MR.  Prefetching itself is a no-op.
+ */
+static int mr_advise(struct ib_uverbs_attr **attrs)
+{
+	const struct ib_uverbs_attr *sges = attrs[ADV_SGES];
+	const uint8_t *user = (const void *)(uintptr_t)sges->data;
+	struct ib_uverbs_sge sge;
+	uint64_t advice, raw_flags;
+	uint32_t flags, i, n;
+	int ret;
+
+	fake.advise_mr++;
+	attr_in(attrs[ADV_ADVICE], &advice, sizeof(advice));
+	attr_in(attrs[ADV_FLAGS], &raw_flags, sizeof(raw_flags));
+	n = sges->len / sizeof(sge);
+	fake.last_advise.pd_handle = attrs[ADV_PD]->data;
+	fake.last_advise.advice = advice;
+	fake.last_advise.flags = raw_flags;
+	fake.last_advise.flags_len = attrs[ADV_FLAGS]->len;
+	fake.last_advise.num_sge = n;
+	memset(fake.last_advise.sge, 0, sizeof(fake.last_advise.sge));
+	memcpy(fake.last_advise.sge, user,
+	       (n < FAKE_ADVISE_SGES ? n : FAKE_ADVISE_SGES) * sizeof(sge));
+
+	if (attrs[ADV_PD]->data != FAKE_PD_HANDLE)
+		return ENOENT;
+	if (advice > UINT32_MAX)
+		return EINVAL;
+	ret = attr_flags32(attrs[ADV_FLAGS], IB_UVERBS_ADVISE_MR_FLAG_FLUSH,
+			   &flags);
+	if (ret)
+		return ret;
+	if (sges->len % sizeof(sge))
+		return EINVAL;
+	if (fake.advise_errno)
+		return fake.advise_errno;
+	if (advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH &&
+	    advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+	    advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+		return EOPNOTSUPP;
+	for (i = 0; i < n; i++) {
+		memcpy(&sge, user + (size_t)i * sizeof(sge), sizeof(sge));
+		ret = advise_sge_ok(&sge, advice);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static_assert(ALLOC_NUM <= METHOD_MAX_ATTRS && REG_NUM <= METHOD_MAX_ATTRS &&
+	      ADV_NUM <= METHOD_MAX_ATTRS,
 	      "a method with more attributes than parse_attrs() holds");
 
 #define METHOD(obj, meth, specs, fn) \
@@ -1693,25 +1808,32 @@ static const struct method_spec methods[] = {
 	       dm_free),
 	METHOD(UVERBS_OBJECT_MR, UVERBS_METHOD_DM_MR_REG, reg_dm_mr_attrs,
 	       dm_mr_reg),
+	METHOD(UVERBS_OBJECT_MR, UVERBS_METHOD_ADVISE_MR, advise_mr_attrs,
+	       mr_advise),
 };
 
 /*
  * Whether the fake answers this ioctl: every method of the DM object
- * (unknown ones with EPROTONOSUPPORT, as the kernel), and DM_MR_REG.
+ * (unknown ones with EPROTONOSUPPORT, as the kernel), DM_MR_REG and
+ * ADVISE_MR.
  */
 static bool fake_answers(const struct ib_uverbs_ioctl_hdr *hdr)
 {
 	return hdr->object_id == UVERBS_OBJECT_DM ||
 	       (hdr->object_id == UVERBS_OBJECT_MR &&
-		hdr->method_id == UVERBS_METHOD_DM_MR_REG);
+		(hdr->method_id == UVERBS_METHOD_DM_MR_REG ||
+		 hdr->method_id == UVERBS_METHOD_ADVISE_MR));
 }
 
+/* no_dm hides the methods of device memory, not ADVISE_MR. */
 static const struct method_spec *find_method(uint16_t object,
 					     uint16_t method)
 {
 	size_t i;
 
-	if (fake.no_dm)
+	if (fake.no_dm && (object == UVERBS_OBJECT_DM ||
+			   (object == UVERBS_OBJECT_MR &&
+			    method == UVERBS_METHOD_DM_MR_REG)))
 		return NULL;
 	for (i = 0; i < sizeof(methods) / sizeof(methods[0]); i++)
 		if (methods[i].object == object && methods[i].method == method)

@@ -19,8 +19,10 @@
  *    the way ib_uverbs would for a vroce device.
  *  - ioctl() of a fake cmd fd answers the ioctl-only methods of device
  *    memory (UVERBS_OBJECT_DM, and DM_MR_REG of UVERBS_OBJECT_MR), which
- *    the provider issues itself; every other ioctl still goes to
- *    /dev/null, so libibverbs sees ENOTTY and keeps to write() as before.
+ *    the provider issues itself, and ADVISE_MR of UVERBS_OBJECT_MR, which
+ *    libibverbs' ibv_cmd_advise_mr() issues; every other ioctl still goes
+ *    to /dev/null, so libibverbs sees ENOTTY and keeps to write() as
+ *    before.
  *  - mmap() and munmap() of a fake cmd fd map the rings of the CQs and QPs
  *    it created, and the memory of its DMs.  Each ring is a memfd the
  *    fake "kernel" keeps mapped for itself (struct fake_ring.hdr), so a
@@ -60,6 +62,7 @@
 #define FAKE_AH_NUM_BASE 0x30
 #define FAKE_XRCD_FD	77		/* the file of the inode XRCD */
 #define FAKE_MAX_DM_SIZE (1U << 20)	/* max_dm_size */
+#define FAKE_ADVISE_SGES 8		/* SGEs of ADVISE_MR recorded */
 
 /*
  * One ring buffer as the fake kernel sees it; also the memory of a DM
@@ -212,12 +215,26 @@ struct fake_uverbs {
 	unsigned int create_srq, modify_srq, query_srq, destroy_srq;
 	unsigned int open_xrcd, close_xrcd, create_xsrq, open_qp;
 	/*
-	 * RDMA_VERBS_IOCTLs the fake answered (those of DM), by method; the
-	 * attributes sent without UVERBS_ATTR_F_MANDATORY; the last one.
+	 * RDMA_VERBS_IOCTLs the fake answered (those of DM and ADVISE_MR),
+	 * by method; the attributes sent without UVERBS_ATTR_F_MANDATORY;
+	 * the last one.
 	 */
-	unsigned int ioctls, alloc_dm, free_dm, reg_dm_mr;
+	unsigned int ioctls, alloc_dm, free_dm, reg_dm_mr, advise_mr;
 	unsigned int optional_attrs;
 	uint16_t last_object, last_method, last_num_attrs;
+	/*
+	 * The last ADVISE_MR whose attributes were well formed, as the
+	 * kernel got it: its first FAKE_ADVISE_SGES SGEs, and how many
+	 * there were.
+	 */
+	struct {
+		uint32_t pd_handle;
+		uint32_t advice;
+		uint32_t flags;
+		uint16_t flags_len;	/* bytes of the flags attribute */
+		uint32_t num_sge;
+		struct ib_uverbs_sge sge[FAKE_ADVISE_SGES];
+	} last_advise;
 	/* The last command: number, payload (after the header), lengths. */
 	uint32_t last_cmd;
 	uint8_t last_payload[256];
@@ -229,6 +246,7 @@ struct fake_uverbs {
 	uint32_t fail_cmd;		/* with fail_errno != 0: fail it */
 	int fail_errno;
 	bool no_dm;			/* a kernel without DM methods */
+	int advise_errno;		/* != 0: ADVISE_MR fails with it */
 	uint64_t dm_offset_bias;	/* added to DM_ALLOC's mmap offset */
 	/*
 	 * Called with the core and driver response of CREATE_CQ,

@@ -2,8 +2,9 @@
 /*
  * Copyright (c) the vroce developers
  *
- * The MR, MW, AH and SRQ verbs of the provider against the fake uverbs
- * device, through the installed libibverbs:
+ * The MR (on-demand paging and ibv_advise_mr() included), MW, AH and SRQ
+ * verbs of the provider against the fake uverbs device, through the
+ * installed libibverbs:
  *
  *   verbs_test <absolute path of libvroce-rdmav34.so>
  *
@@ -17,6 +18,7 @@
 #include <string.h>
 
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 #include "fake_sysfs.h"
 #include "fake_uverbs.h"
@@ -170,6 +172,173 @@ static void check_dereg_mr(struct ibv_mr *mr)
 	tap_ok(ret == 0 && cmd && cmd->mr_handle == handle &&
 	       !fake_mr_get(handle),
 	       "then ibv_dereg_mr() frees the kernel's MR");
+}
+
+/* ---- on-demand paging MRs ---- */
+
+/*
+ * An ODP MR of @len bytes at @addr; REG_MR must carry the access flags,
+ * IBV_ACCESS_ON_DEMAND included, and start, length and iova.
+ */
+static struct ibv_mr *odp_reg_mr(void *addr, size_t len, uint64_t start,
+				 uint64_t length, const char *what)
+{
+	const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND;
+	const struct ib_uverbs_reg_mr *cmd;
+	struct ibv_mr *mr;
+	struct fake_mr *f;
+
+	errno = 0;
+	mr = ibv_reg_mr(pd, addr, len, access);
+	if (!tap_ok(mr != NULL, "%s: ibv_reg_mr() succeeds (%s)", what,
+		    mr ? "" : strerror(errno)))
+		return NULL;
+	cmd = last_cmd(IB_USER_VERBS_CMD_REG_MR, sizeof(*cmd),
+		       sizeof(struct ib_uverbs_reg_mr_resp));
+	tap_ok(cmd && cmd->start == start && cmd->length == length &&
+	       cmd->hca_va == start && cmd->pd_handle == FAKE_PD_HANDLE &&
+	       cmd->access_flags == (uint32_t)access,
+	       "%s: REG_MR has start 0x%llx, length 0x%llx, iova, access with ON_DEMAND",
+	       what, (unsigned long long)start, (unsigned long long)length);
+	f = fake_mr_get(mr->handle);
+	tap_ok(f && (f->access & IBV_ACCESS_ON_DEMAND) && mr->lkey == f->lkey &&
+	       mr->addr == addr && mr->length == len &&
+	       ((struct verbs_mr *)mr)->access == access,
+	       "%s: the MR has the kernel's keys, addr, length and access",
+	       what);
+	return mr;
+}
+
+/*
+ * Whether the last ADVISE_MR the fake kernel got is @advice, @flags and
+ * the @n SGEs of @sg on our PD.
+ */
+static bool advise_got(uint32_t advice, uint32_t flags,
+		       const struct ibv_sge *sg, uint32_t n)
+{
+	uint32_t i;
+
+	if (fake.last_object != UVERBS_OBJECT_MR ||
+	    fake.last_method != UVERBS_METHOD_ADVISE_MR ||
+	    fake.last_num_attrs != 4 || fake.optional_attrs ||
+	    fake.last_advise.pd_handle != FAKE_PD_HANDLE ||
+	    fake.last_advise.advice != advice ||
+	    fake.last_advise.flags != flags ||
+	    fake.last_advise.num_sge != n) {
+		tap_diag("ADVISE_MR: object %u method %u attrs %u (%u optional), pd %u advice %u flags 0x%x num_sge %u",
+			 fake.last_object, fake.last_method,
+			 fake.last_num_attrs, fake.optional_attrs,
+			 fake.last_advise.pd_handle, fake.last_advise.advice,
+			 fake.last_advise.flags, fake.last_advise.num_sge);
+		return false;
+	}
+	for (i = 0; i < n && i < FAKE_ADVISE_SGES; i++)
+		if (fake.last_advise.sge[i].addr != sg[i].addr ||
+		    fake.last_advise.sge[i].length != sg[i].length ||
+		    fake.last_advise.sge[i].lkey != sg[i].lkey) {
+			tap_diag("SGE %u: 0x%llx %u 0x%x", i,
+				 (unsigned long long)fake.last_advise.sge[i].addr,
+				 fake.last_advise.sge[i].length,
+				 fake.last_advise.sge[i].lkey);
+			return false;
+		}
+	return true;
+}
+
+/* ibv_advise_mr() with arguments ibv_advise_mr(3) calls invalid. */
+static void check_advise_refused(struct ibv_mr *mr)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)buf, .length = 64,
+			       .lkey = mr->lkey };
+	unsigned int ioctls = fake.ioctls;
+	int ret;
+
+	errno = 0;
+	ret = ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+			    IBV_ADVISE_MR_FLAG_FLUSH, &sge, 0);
+	tap_ok(ret == EINVAL && errno == EINVAL,
+	       "ibv_advise_mr() with num_sge 0: EINVAL (%d)", ret);
+	errno = 0;
+	ret = ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, NULL, 1);
+	tap_ok(ret == EINVAL && errno == EINVAL,
+	       "ibv_advise_mr() without an sg_list: EINVAL (%d)", ret);
+	errno = 0;
+	ret = ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+			    IBV_ADVISE_MR_FLAG_FLUSH << 1, &sge, 1);
+	tap_ok(ret == EINVAL && errno == EINVAL,
+	       "ibv_advise_mr() with a flag it does not know: EINVAL (%d)",
+	       ret);
+	errno = 0;
+	ret = ibv_advise_mr(pd, (enum ibv_advise_mr_advice)3, 0, &sge, 1);
+	tap_ok(ret == EOPNOTSUPP && errno == EOPNOTSUPP,
+	       "ibv_advise_mr() with an advice it does not know: EOPNOTSUPP (%d)",
+	       ret);
+	tap_ok(fake.ioctls == ioctls,
+	       "...all refused before any system call");
+}
+
+static void check_odp(void)
+{
+	struct ibv_mr *mr, *imr;
+	struct ibv_sge sg[2];
+	unsigned int advised;
+	int ret;
+
+	mr = odp_reg_mr(buf, 4096, (uintptr_t)buf, 4096, "ODP MR");
+	if (!mr)
+		return;
+
+	sg[0] = (struct ibv_sge){ .addr = (uintptr_t)buf + 64, .length = 128,
+				  .lkey = mr->lkey };
+	advised = fake.advise_mr;
+	ret = ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+			    IBV_ADVISE_MR_FLAG_FLUSH, sg, 1);
+	tap_ok(ret == 0 && fake.advise_mr == advised + 1,
+	       "ibv_advise_mr(PREFETCH_WRITE, FLUSH) succeeds (%d)", ret);
+	tap_ok(advise_got(IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+			  IB_UVERBS_ADVISE_MR_FLAG_FLUSH, sg, 1),
+	       "ADVISE_MR of the MR object: PD handle, advice, flags, SGE addr, length, lkey");
+
+	sg[1] = (struct ibv_sge){ .addr = (uintptr_t)buf + 2048,
+				  .length = 2048, .lkey = mr->lkey };
+	ret = ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT, 0, sg,
+			    2);
+	tap_ok(ret == 0 &&
+	       advise_got(IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT, 0, sg,
+			  2),
+	       "PREFETCH_NO_FAULT, no flags, two SGEs: all of them reach the kernel");
+
+	check_advise_refused(mr);
+
+	/* What the kernel refuses comes back as ibv_advise_mr()'s value. */
+	sg[1].length = 2049;
+	errno = 0;
+	ret = ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, sg, 2);
+	tap_ok(ret == EFAULT && errno == EFAULT && advise_got(
+		       IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH, 0, sg, 2),
+	       "an SGE beyond the MR: the kernel's EFAULT (%d)", ret);
+	fake.advise_errno = EOPNOTSUPP;
+	ret = ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH, 0, sg, 1);
+	fake.advise_errno = 0;
+	tap_ok(ret == EOPNOTSUPP,
+	       "a kernel that cannot prefetch: its EOPNOTSUPP (%d)", ret);
+
+	/* The whole address space: start 0, length UINT64_MAX, iova 0. */
+	imr = odp_reg_mr(NULL, SIZE_MAX, 0, UINT64_MAX, "implicit ODP MR");
+	if (imr) {
+		sg[0] = (struct ibv_sge){ .addr = (uintptr_t)&ret,
+					  .length = sizeof(ret),
+					  .lkey = imr->lkey };
+		ret = ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+				    IBV_ADVISE_MR_FLAG_FLUSH, sg, 1);
+		tap_ok(ret == 0 &&
+		       advise_got(IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+				  IB_UVERBS_ADVISE_MR_FLAG_FLUSH, sg, 1),
+		       "prefetching any address through the implicit MR (%d)",
+		       ret);
+		tap_ok(ibv_dereg_mr(imr) == 0, "the implicit ODP MR is freed");
+	}
+	tap_ok(ibv_dereg_mr(mr) == 0, "the ODP MR is freed");
 }
 
 /* ---- MWs ---- */
@@ -691,6 +860,7 @@ int main(int argc, char **argv)
 		check_rereg_mr(mr);
 		check_dereg_mr(mr);
 	}
+	check_odp();
 	check_mw();
 
 	ah = check_create_ah();

@@ -5,10 +5,12 @@
 # Acceptance over the two-VM wire with the stock tools, RC (and UC):
 # ibv_rc_pingpong (polling and -e, 1 B to 1 MiB; with -N, the ibv_wr_*
 # API of an extended QP, and -c, which checks the data; with -t, completion
-# timestamps, vroce on both sides only), ibv_uc_pingpong and
+# timestamps, and with -o (-P) and -O, on-demand paging, vroce on both
+# sides only), ibv_uc_pingpong and
 # ibv_srq_pingpong (4 QPs on an SRQ) with -c, ibv_xsrq_pingpong and
 # perftest's ib_write_bw, ib_send_bw and ib_read_bw over XRC (-c XRC;
-# vroce on both sides only: rdma_rxe has no XRC), perftest (ib_write_bw
+# vroce on both sides only: rdma_rxe has no XRC) and with --odp (vroce on
+# both sides only: rdma_rxe has ODP from 6.15 on), perftest (ib_write_bw
 # with 64 KiB and 64 B, ib_read_bw, ib_send_bw, ib_atomic_bw with
 # FETCH_AND_ADD and CMP_AND_SWAP, ib_write_lat, ib_read_lat, ib_send_lat)
 # without rdma_cm, and rping -V and ucmatose over rdma_cm; each over the
@@ -65,6 +67,13 @@ cases() {
 		pair_run "$1" "$2" perftest ib_write_bw -c XRC -s 65536 -n 200 --report_gbits
 		pair_run "$1" "$2" perftest ib_send_bw -c XRC -s 65536 -n 200 --report_gbits
 		pair_run "$1" "$2" perftest ib_read_bw -c XRC -s 65536 -n 200 --report_gbits
+		# On-demand paging (rdma_rxe has it from 6.15 on only).
+		pair_run "$1" "$2" pp -o -P -c -s 4096 -n 20
+		pair_run "$1" "$2" pp -O -c -s 4096 -n 20
+		pair_run "$1" "$2" pp -o -c -s 65536 -n 20
+		pair_run "$1" "$2" perftest ib_write_bw --odp -s 65536 -n 200 --report_gbits
+		pair_run "$1" "$2" perftest ib_read_bw --odp -s 65536 -n 200 --report_gbits
+		pair_run "$1" "$2" perftest ib_send_bw --odp -s 65536 -n 200 --report_gbits
 	fi
 	pair_run "$1" "$2" perftest ib_write_bw -s 65536 -n 200 --report_gbits
 	pair_run "$1" "$2" perftest ib_write_bw -s 64 -n 200 --report_gbits

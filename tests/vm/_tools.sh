@@ -209,6 +209,8 @@ tool_check() {
 		grep -q " iters in " "$2" || echo "no \"iters in\" line"
 		grep -qF "GID $tool_peer_gid" "$2" ||
 			echo "the other end's GID is not $tool_peer_gid"
+		# -P goes on without its prefetch if ibv_advise_mr fails.
+		! grep -q "Couldn't prefetch" "$2" || echo "ibv_advise_mr failed"
 		;;
 	xsrqpp)
 		grep -qx "success" "$2" || echo "no \"success\" line"

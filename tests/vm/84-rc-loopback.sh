@@ -6,7 +6,9 @@
 # device, the client going to the VM's own eth0 address, so the traffic
 # loops back inside the device's stack. ibv_rc_pingpong (polling, -e,
 # 1 MiB), perftest (ib_write_bw, ib_read_bw, ib_send_bw, ib_atomic_bw with
-# both atomics, ib_write_lat) and rping -V and ucmatose over rdma_cm; over
+# both atomics, ib_write_lat) and rping -V and ucmatose over rdma_cm, and
+# with vroce ibv_rc_pingpong -o -P and -O and ib_read_bw --odp (on-demand
+# paging); over
 # the IPv4 GID, then the IPv6 GID. One TAP line per run: server and client
 # both exited 0 and their output looks right.
 #
@@ -112,6 +114,12 @@ for fam in 4 6; do
 	run "$fam" perftest ib_write_lat -s 2 -n 200
 	run "$fam" rping
 	run "$fam" ucmatose
+	# On-demand paging: rdma_rxe has it from 6.15 on only.
+	if [ "$kind" = vroce ]; then
+		run "$fam" pp -o -P -c -s 4096 -n 20
+		run "$fam" pp -O -c -s 65536 -n 20
+		run "$fam" perftest ib_read_bw --odp -s 65536 -n 200 --report_gbits
+	fi
 	tap_diag "IPv$fam: $((SECONDS - t0)) s"
 done
 tap_diag "$n runs in $((SECONDS - t_start)) s"

@@ -31,6 +31,9 @@ static int __init vroce_init(void)
 	err = vroce_tx_init();
 	if (err)
 		goto err_crc;
+	err = vroce_odp_wq_init();
+	if (err)
+		goto err_tx_wq;
 	vroce_ack_init();
 	err = vroce_netdev_notifier_register();
 	if (err)
@@ -43,6 +46,8 @@ static int __init vroce_init(void)
 
 err_tx:
 	vroce_ack_exit();
+	vroce_odp_wq_exit();
+err_tx_wq:
 	vroce_tx_exit();
 err_crc:
 	vroce_crc_exit();
@@ -57,6 +62,7 @@ static void __exit vroce_exit(void)
 	vroce_netdev_notifier_unregister();
 	vroce_dev_remove_all();
 	vroce_ack_exit();
+	vroce_odp_wq_exit();
 	vroce_tx_exit();
 	vroce_crc_exit();
 	pr_info("vroce: unloaded\n");

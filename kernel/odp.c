@@ -33,13 +33,19 @@
 #define VROCE_ODP_FAULT_PAGES	1024
 #define VROCE_ODP_CHUNK		32
 /* Faults the receive path may have waiting per MR. */
-#define VROCE_ODP_WANT		8
+#define VROCE_ODP_WANT		16
+/* Entries a walk of the page map looks at per hold of its lock. */
+#define VROCE_ODP_BATCH		256
 /* The tag of an entry being invalidated. */
 #define VROCE_ODP_GOING		1
+/* The entry of a page whose last fault failed (tagged, no page). */
+#define VROCE_ODP_BAD		xa_mk_value(0)
 
+/* A fault the receive path asked for; @qp (held) is kicked after it. */
 struct vroce_odp_range {
 	u64 va;
 	u64 len;
+	struct vroce_qp *qp;
 };
 
 struct vroce_odp {
@@ -54,12 +60,31 @@ struct vroce_odp {
 	struct mutex fault_lock;	/* one fault at a time; against release */
 	spinlock_t want_lock;		/* the fields below */
 	bool dead;			/* released: no more faults */
-	unsigned long bad;		/* a page that failed to fault, + 1 */
 	u32 nwant;
 	struct vroce_odp_range want[VROCE_ODP_WANT];
 	struct work_struct work;
 	struct rcu_head rcu;
 };
+
+static struct workqueue_struct *vroce_odp_wq;
+
+int vroce_odp_wq_init(void)
+{
+	/* Its own: faults may block long, and must not hold up others'. */
+	vroce_odp_wq = alloc_workqueue("vroce_odp", WQ_UNBOUND, 0);
+	return vroce_odp_wq ? 0 : -ENOMEM;
+}
+
+void vroce_odp_wq_exit(void)
+{
+	destroy_workqueue(vroce_odp_wq);
+}
+
+/* The page an entry holds: NULL for a failed page's. */
+static struct page *vroce_odp_held(void *entry)
+{
+	return entry == VROCE_ODP_BAD ? NULL : xa_untag_pointer(entry);
+}
 
 /* The user address of MR address @iova (within the MR). */
 static u64 vroce_odp_va(const struct vroce_mr *mr, u64 iova)
@@ -119,6 +144,75 @@ bool vroce_odp_missing(struct vroce_mr *mr, u64 iova, u64 len, u64 *first)
 	return true;
 }
 
+/*
+ * Calls @fn on every entry of pages [@first, @last] of @odp, under the
+ * lock, VROCE_ODP_BATCH at a time: bottom halves get their turn between
+ * batches. @fn may erase the entry or store into its slot.
+ */
+static void vroce_odp_walk(struct vroce_odp *odp, unsigned long first,
+			   unsigned long last,
+			   void (*fn)(struct vroce_odp *odp, unsigned long idx,
+				      void *entry, unsigned long *n),
+			   unsigned long *n)
+{
+	unsigned long idx = first;
+	void *entry = NULL;
+	u32 k;
+
+	do {
+		xa_lock_bh(&odp->pages);
+		for (k = 0; k < VROCE_ODP_BATCH; k++) {
+			entry = xa_find(&odp->pages, &idx, last, XA_PRESENT);
+			if (!entry)
+				break;
+			fn(odp, idx, entry, n);
+			if (idx++ == last)
+				break;
+		}
+		xa_unlock_bh(&odp->pages);
+	} while (entry && idx <= last && idx > first);
+}
+
+/*
+ * Invalidation, first pass: no lookup finds the mapped pages any more.
+ * Counts those a copy may still use (also those an invalidation under
+ * way tagged), and forgets failed faults: the mapping changes.
+ */
+static void vroce_odp_tag(struct vroce_odp *odp, unsigned long idx,
+			  void *entry, unsigned long *going)
+{
+	if (entry == VROCE_ODP_BAD) {
+		__xa_erase(&odp->pages, idx);
+		return;
+	}
+	if (!xa_pointer_tag(entry))
+		__xa_store(&odp->pages, idx,
+			   xa_tag_pointer(entry, VROCE_ODP_GOING), GFP_ATOMIC);
+	(*going)++;
+}
+
+/* Invalidation, second pass: the tagged pages go. */
+static void vroce_odp_drop(struct vroce_odp *odp, unsigned long idx,
+			   void *entry, unsigned long *n)
+{
+	if (entry == VROCE_ODP_BAD || !xa_pointer_tag(entry))
+		return;
+	__xa_erase(&odp->pages, idx);
+	put_page(xa_untag_pointer(entry));
+	(*n)++;
+}
+
+/* Release: every entry goes. */
+static void vroce_odp_clear(struct vroce_odp *odp, unsigned long idx,
+			    void *entry, unsigned long *n)
+{
+	struct page *page = vroce_odp_held(entry);
+
+	__xa_erase(&odp->pages, idx);
+	if (page)
+		put_page(page);
+}
+
 static bool vroce_odp_invalidate(struct mmu_interval_notifier *mni,
 				 const struct mmu_notifier_range *range,
 				 unsigned long cur_seq)
@@ -126,30 +220,20 @@ static bool vroce_odp_invalidate(struct mmu_interval_notifier *mni,
 	struct vroce_odp *odp = container_of(mni, struct vroce_odp, notif);
 	unsigned long first = range->start >> PAGE_SHIFT;
 	unsigned long last = (range->end - 1) >> PAGE_SHIFT;
-	unsigned long idx, n = 0;
-	void *entry;
+	unsigned long going = 0, n = 0;
 
-	/* First no lookup finds them, then no copy still uses them. */
+	/* No fault publishes pages from now on (mmu_interval_read_retry). */
 	xa_lock_bh(&odp->pages);
 	mmu_interval_set_seq(mni, cur_seq);
-	xa_for_each_range(&odp->pages, idx, entry, first, last)
-		if (!xa_pointer_tag(entry))
-			__xa_store(&odp->pages, idx,
-				   xa_tag_pointer(entry, VROCE_ODP_GOING),
-				   GFP_ATOMIC);
 	xa_unlock_bh(&odp->pages);
+	/* First no lookup finds them, then no copy still uses them. */
+	vroce_odp_walk(odp, first, last, vroce_odp_tag, &going);
+	if (!going)
+		return true;
 	local_bh_disable();
 	vroce_mr_wait_copies(odp->mr);
 	local_bh_enable();
-	xa_lock_bh(&odp->pages);
-	xa_for_each_range(&odp->pages, idx, entry, first, last) {
-		if (!xa_pointer_tag(entry))
-			continue;
-		__xa_erase(&odp->pages, idx);
-		put_page(xa_untag_pointer(entry));
-		n++;
-	}
-	xa_unlock_bh(&odp->pages);
+	vroce_odp_walk(odp, first, last, vroce_odp_drop, &n);
 	if (n)
 		vroce_count(odp->vdev, VROCE_CNT_ODP_INVALIDATIONS, n);
 	return true;
@@ -159,11 +243,15 @@ static const struct mmu_interval_notifier_ops vroce_odp_ops = {
 	.invalidate = vroce_odp_invalidate,
 };
 
-/* Publishes the @n pages got at page @pfn, unless invalidated since @seq. */
+/*
+ * Publishes the @n pages got at page @pfn (their slots reserved), unless
+ * an invalidation ran since @seq: then -EAGAIN, and they are put back.
+ */
 static int vroce_odp_store(struct vroce_odp *odp, unsigned long pfn,
 			   struct page **pages, long n, unsigned long seq)
 {
 	long i, mapped = 0;
+	struct page *held;
 	void *old;
 	int err = 0;
 
@@ -179,16 +267,33 @@ static int vroce_odp_store(struct vroce_odp *odp, unsigned long pfn,
 		if (xa_is_err(old)) {
 			put_page(pages[i]);
 			err = -ENOMEM;
-		} else if (old) {
-			/* No invalidation runs: a plain entry, replaced. */
-			put_page(xa_untag_pointer(old));
-		} else {
-			mapped++;
+			continue;
 		}
+		/* No invalidation runs: a plain or failed entry, replaced. */
+		held = old ? vroce_odp_held(old) : NULL;
+		if (held)
+			put_page(held);
+		else
+			mapped++;
 	}
 	xa_unlock_bh(&odp->pages);
 	vroce_count(odp->vdev, VROCE_CNT_ODP_FAULTS, mapped);
 	return err;
+}
+
+/* Reserves the slots of pages [@pfn, @pfn + @n), so a store needs none. */
+static int vroce_odp_reserve(struct vroce_odp *odp, unsigned long pfn,
+			     unsigned long n)
+{
+	unsigned long i;
+	int err;
+
+	for (i = 0; i < n; i++) {
+		err = xa_reserve_bh(&odp->pages, pfn + i, GFP_KERNEL);
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 /*
@@ -204,6 +309,9 @@ static long vroce_odp_fault_chunk(struct vroce_odp *odp, unsigned long pfn,
 	long got;
 	int err;
 
+	err = vroce_odp_reserve(odp, pfn, n);
+	if (err)
+		return err;
 	do {
 		seq = mmu_interval_read_begin(&odp->notif);
 		mmap_read_lock(odp->mm);
@@ -231,11 +339,14 @@ static int vroce_odp_fault_va(struct vroce_odp *odp, u64 va, u64 len,
 	long got;
 	int err = 0;
 
+	*bad = pfn;
+	/* An implicit MR covers user addresses only. */
+	if (va >= TASK_SIZE || len > TASK_SIZE - va)
+		return -EFAULT;
 	last = min(last, pfn + VROCE_ODP_FAULT_PAGES - 1);
 	mutex_lock(&odp->fault_lock);
 	if (READ_ONCE(odp->dead) || !mmget_not_zero(odp->mm)) {
 		mutex_unlock(&odp->fault_lock);
-		*bad = pfn;
 		return -EFAULT;
 	}
 	while (pfn <= last) {
@@ -262,9 +373,8 @@ static int vroce_odp_fault_va(struct vroce_odp *odp, u64 va, u64 len,
 
 /*
  * Maps the pages of [@iova, @iova + @len) of ODP MR @mr (within it);
- * sleeps. 0, or -EFAULT if one
- * cannot be (no mapping there, or not writable for a writable MR), or
- * -ENOMEM.
+ * sleeps. 0, or -EFAULT if one cannot be (no mapping there, or not
+ * writable for a writable MR), -ENOMEM, or -EINTR for a fatal signal.
  */
 int vroce_odp_fault(struct vroce_mr *mr, u64 iova, u64 len)
 {
@@ -281,9 +391,32 @@ int vroce_odp_fault(struct vroce_mr *mr, u64 iova, u64 len)
 		err = vroce_odp_fault_va(mr->odp, va, n, &bad);
 		va += n;
 		len -= n;
+		if (!err && len && fatal_signal_pending(current))
+			err = -EINTR;
 		cond_resched();
 	}
 	return err;
+}
+
+/* Notes that page @pfn failed to fault: the next access to it fails. */
+static void vroce_odp_mark_bad(struct vroce_odp *odp, unsigned long pfn)
+{
+	if (xa_reserve_bh(&odp->pages, pfn, GFP_KERNEL))
+		return;
+	xa_lock_bh(&odp->pages);
+	if (!xa_load(&odp->pages, pfn))
+		__xa_store(&odp->pages, pfn, VROCE_ODP_BAD, GFP_ATOMIC);
+	xa_unlock_bh(&odp->pages);
+}
+
+/* After a fault the receive path asked for: its QP sends what waited. */
+static void vroce_odp_done(struct vroce_odp_range *r, bool kick)
+{
+	if (!r->qp)
+		return;
+	if (kick)
+		vroce_tx_kick(r->qp);
+	vroce_qp_put(r->qp);
 }
 
 static void vroce_odp_work(struct work_struct *work)
@@ -302,57 +435,81 @@ static void vroce_odp_work(struct work_struct *work)
 		odp->nwant--;
 		memmove(odp->want, odp->want + 1, odp->nwant * sizeof(r));
 		spin_unlock_bh(&odp->want_lock);
-		if (vroce_odp_fault_va(odp, r.va, r.len, &bad) == -EFAULT) {
-			spin_lock_bh(&odp->want_lock);
-			odp->bad = bad + 1;
-			spin_unlock_bh(&odp->want_lock);
-		}
+		/* Any failure (no mapping, no memory) fails the access. */
+		if (vroce_odp_fault_va(odp, r.va, r.len, &bad))
+			vroce_odp_mark_bad(odp, bad);
+		vroce_odp_done(&r, true);
 	}
 }
 
-/* Queues a fault of user range @r; false if the range failed before. */
-static bool vroce_odp_want(struct vroce_odp *odp, struct vroce_odp_range r)
+/*
+ * Queues a fault of user range @r (its QP, if any, held: the queue takes
+ * that reference, or drops it if the queue is full: then the requester
+ * asks again after its timeout).
+ */
+static void vroce_odp_want(struct vroce_odp *odp, struct vroce_odp_range r)
 {
-	bool ok = true;
 	u32 i;
 
 	spin_lock_bh(&odp->want_lock);
 	if (odp->dead) {
-		ok = false;
-	} else if (odp->bad == (r.va >> PAGE_SHIFT) + 1) {
-		/* The fault asked for this failed: the access fails too. */
-		odp->bad = 0;
-		ok = false;
-	} else {
-		for (i = 0; i < odp->nwant; i++)
-			if (odp->want[i].va == r.va)
-				break;
-		/* A full queue drops it: the requester asks again. */
-		if (i == odp->nwant && i < VROCE_ODP_WANT)
-			odp->want[odp->nwant++] = r;
-		queue_work(system_unbound_wq, &odp->work);
+		spin_unlock_bh(&odp->want_lock);
+		vroce_odp_done(&r, false);
+		return;
 	}
+	for (i = 0; i < odp->nwant; i++)
+		if (odp->want[i].va == r.va &&
+		    (!odp->want[i].qp || odp->want[i].qp == r.qp))
+			break;
+	if (i < odp->nwant && !odp->want[i].qp) {
+		odp->want[i].qp = r.qp;		/* the same fault, kicking */
+		r.qp = NULL;
+	} else if (i == odp->nwant && i < VROCE_ODP_WANT) {
+		odp->want[odp->nwant++] = r;
+		r.qp = NULL;
+	}
+	queue_work(vroce_odp_wq, &odp->work);
 	spin_unlock_bh(&odp->want_lock);
-	return ok;
+	vroce_odp_done(&r, false);
+}
+
+/* Whether the last fault of user page @pfn failed; forgets it if so. */
+static bool vroce_odp_failed(struct vroce_odp *odp, unsigned long pfn)
+{
+	bool bad;
+
+	xa_lock_bh(&odp->pages);
+	bad = xa_load(&odp->pages, pfn) == VROCE_ODP_BAD;
+	if (bad)
+		__xa_erase(&odp->pages, pfn);
+	xa_unlock_bh(&odp->pages);
+	return bad;
 }
 
 /*
  * For the receive path (no sleeping): 0 if every page of [@iova, @iova +
- * @len) of @mr is mapped (or @mr is no ODP MR); else a fault of the rest
- * is queued and -EAGAIN returned (the caller sends an RNR NAK), or
- * -EACCES if the last fault of that page failed (an access error).
+ * @len) of @mr is mapped (or @mr is no ODP MR). Else a fault of the pages
+ * from the first one missing to @iova + @ahead (VROCE_ODP_FAULT_PAGES at
+ * most) is queued, after which @qp (if not NULL) is kicked, and -EAGAIN
+ * returned; or -EACCES if the last fault of that page failed.
  */
-int vroce_odp_ready(struct vroce_mr *mr, u64 iova, u64 len)
+int vroce_odp_ready(struct vroce_mr *mr, u64 iova, u64 len, u64 ahead,
+		    struct vroce_qp *qp)
 {
-	struct vroce_odp_range r;
+	struct vroce_odp_range r = {};
 	u64 first;
 
 	if (!vroce_odp_missing(mr, iova, len, &first))
 		return 0;
 	r.va = vroce_odp_va(mr, first);
-	r.len = min_t(u64, iova + len - first,
+	if (vroce_odp_failed(mr->odp, r.va >> PAGE_SHIFT))
+		return -EACCES;
+	r.len = min_t(u64, iova + max(len, ahead) - first,
 		      (u64)VROCE_ODP_FAULT_PAGES << PAGE_SHIFT);
-	return vroce_odp_want(mr->odp, r) ? -EAGAIN : -EACCES;
+	if (qp && refcount_inc_not_zero(&qp->ref->count))
+		r.qp = qp;
+	vroce_odp_want(mr->odp, r);
+	return -EAGAIN;
 }
 
 /*
@@ -372,7 +529,7 @@ int vroce_odp_init(struct vroce_dev *vdev, struct vroce_mr *mr, u64 start,
 	odp = kzalloc(sizeof(*odp), GFP_KERNEL_ACCOUNT);
 	if (!odp)
 		return -ENOMEM;
-	xa_init_flags(&odp->pages, XA_FLAGS_LOCK_BH);
+	xa_init_flags(&odp->pages, XA_FLAGS_LOCK_BH | XA_FLAGS_ACCOUNT);
 	mutex_init(&odp->fault_lock);
 	spin_lock_init(&odp->want_lock);
 	INIT_WORK(&odp->work, vroce_odp_work);
@@ -407,8 +564,7 @@ int vroce_odp_init(struct vroce_dev *vdev, struct vroce_mr *mr, u64 start,
 void vroce_odp_release(struct vroce_mr *mr)
 {
 	struct vroce_odp *odp = mr->odp;
-	unsigned long idx;
-	void *entry;
+	unsigned long n = 0;
 
 	if (!odp || !odp->mm)
 		return;
@@ -416,16 +572,14 @@ void vroce_odp_release(struct vroce_mr *mr)
 	odp->dead = true;
 	spin_unlock_bh(&odp->want_lock);
 	cancel_work_sync(&odp->work);
+	/* What was queued is not faulted: its QPs go on without it. */
+	while (odp->nwant)
+		vroce_odp_done(&odp->want[--odp->nwant], false);
 	/* A fault under way ends; none starts after it. */
 	mutex_lock(&odp->fault_lock);
 	mutex_unlock(&odp->fault_lock);
 	mmu_interval_notifier_remove(&odp->notif);
-	xa_lock_bh(&odp->pages);
-	xa_for_each(&odp->pages, idx, entry) {
-		__xa_erase(&odp->pages, idx);
-		put_page(xa_untag_pointer(entry));
-	}
-	xa_unlock_bh(&odp->pages);
+	vroce_odp_walk(odp, 0, ULONG_MAX, vroce_odp_clear, &n);
 	xa_destroy(&odp->pages);
 	mmdrop(odp->mm);
 	odp->mm = NULL;

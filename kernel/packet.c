@@ -189,18 +189,22 @@ static int vroce_src_pages(const struct vroce_src *src, u32 len,
 }
 
 /*
- * Whether @src reads an FRMR: its pages are the ULP's again once an
- * invalidation completes, while a fragment would still point at them.
+ * Whether @src reads an FRMR or an ODP MR: an FRMR's pages are the ULP's
+ * again once an invalidation completes, an ODP MR's the process's once
+ * the MMU notifier returned, while a fragment would still point at them.
  */
 static bool vroce_src_frmr(const struct vroce_src *src)
 {
+	struct vroce_mr *mr;
 	u32 i;
 
 	if (!src->sgl)
-		return src->mr->frmr;
-	for (i = 0; i < src->sgl->n; i++)
-		if (src->sgl->mrs[i] && src->sgl->mrs[i]->frmr)
+		return src->mr->frmr || src->mr->odp;
+	for (i = 0; i < src->sgl->n; i++) {
+		mr = src->sgl->mrs[i];
+		if (mr && (mr->frmr || mr->odp))
 			return true;
+	}
 	return false;
 }
 

@@ -121,8 +121,8 @@ static bool vroce_req_odp_wants(struct vroce_qp *qp, struct vroce_sgl *sgl,
 /*
  * In the engine's work item, which may sleep (caller holds the QP's
  * state_lock, not the requester's lock): faults in the ODP pages a WQE
- * waits for. True if it did; a page that cannot be mapped fails the WQE
- * with a local protection error, in order.
+ * waits for. True if it did; a page that cannot be mapped (or no memory
+ * for it) fails the WQE with a local protection error, in order.
  */
 bool vroce_req_odp_fault(struct vroce_qp *qp)
 {
@@ -136,13 +136,13 @@ bool vroce_req_odp_fault(struct vroce_qp *qp)
 	spin_lock_bh(&req->lock);
 	mr = req->odp_mr;
 	iova = req->odp_iova;
-	len = min_t(u64, req->odp_len, SZ_4M);
+	len = req->odp_len;
 	req->odp_mr = NULL;
 	spin_unlock_bh(&req->lock);
 	err = mr ? vroce_odp_fault(mr, iova, len) : 0;
 	spin_lock_bh(&req->lock);
-	if (err && err != -ENOMEM && req->odp_wait &&
-	    req->next == req->odp_wqe && req->next != req->head)
+	if (err && req->odp_wait && req->next == req->odp_wqe &&
+	    req->next != req->head)
 		vroce_swqe(qp, req->next)->status = IB_WC_LOC_PROT_ERR;
 	req->odp_wait = false;
 	spin_unlock_bh(&req->lock);

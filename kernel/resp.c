@@ -351,10 +351,28 @@ static void vroce_resp_skb_done(struct sk_buff *skb)
 }
 
 /*
+ * Whether the next response of READ @res may be built: 0; -EAGAIN if a
+ * page of its ODP MR is not mapped (odp.c faults it in, with what
+ * follows, and then kicks the engine, which goes on from there); -EACCES
+ * if that page failed to fault.
+ */
+static int vroce_resp_read_odp(struct vroce_qp *qp, struct vroce_res *res)
+{
+	struct vroce_rd_cursor *c = &res->rd;
+
+	if (!res->mr || !res->mr->odp || !c->active || !c->left)
+		return 0;
+	return vroce_odp_ready(res->mr, c->va, min(c->left, qp->resp.mtu),
+			       c->left, qp);
+}
+
+/*
  * The next READ response of @res, holding a reference on the QP until it
- * is freed; NULL if none can be built (the requester asks again), or
- * ERR_PTR(-EACCES) if its MR was deregistered meanwhile (*@psn is then
- * the response's PSN). Caller holds the lock.
+ * is freed; NULL if none can be built (the requester asks again),
+ * ERR_PTR(-EAGAIN) if it waits for an ODP fault (vroce_resp_read_odp()),
+ * or ERR_PTR(-EACCES) if its MR was deregistered meanwhile or its page
+ * cannot be mapped (*@psn is then the response's PSN). Caller holds the
+ * lock.
  */
 static struct sk_buff *vroce_resp_read_skb(struct vroce_qp *qp,
 					   struct vroce_res *res, u32 *psn)
@@ -370,10 +388,15 @@ static struct sk_buff *vroce_resp_read_skb(struct vroce_qp *qp,
 	};
 	struct sk_buff *skb;
 	bool revoked;
-	int pos;
+	int pos, err;
 	u64 va;
 	u8 *p;
 
+	err = vroce_resp_read_odp(qp, res);
+	if (err) {
+		*psn = res->rd.psn;
+		return ERR_PTR(err);
+	}
 	pos = vroce_rd_next(&res->rd, qp->resp.mtu, &t.psn, &va, &t.paylen);
 	if (!pos)
 		return NULL;
@@ -459,6 +482,8 @@ static u32 vroce_resp_fill(struct vroce_qp *qp, struct sk_buff_head *q,
 		    vroce_pace_wait(qp, &resp->skbs, &resp->pace_flags))
 			break;
 		skb = vroce_resp_read_skb(qp, res, &psn);
+		if (PTR_ERR(skb) == -EAGAIN)
+			break;		/* the ODP fault kicks us again */
 		if (IS_ERR(skb)) {
 			vroce_resp_read_revoked(qp, psn, res->msn - 1, q);
 			continue;
@@ -663,7 +688,8 @@ static enum vroce_verdict vroce_resp_write(struct vroce_qp *qp,
 	err = pkt->paylen ? vroce_mr_write_pkt(resp->wmr, resp->wkey,
 					       resp->wva, pkt) : 0;
 	if (err == -EAGAIN &&
-	    vroce_odp_ready(resp->wmr, resp->wva, resp->wleft) != -EACCES)
+	    vroce_odp_ready(resp->wmr, resp->wva, pkt->paylen, resp->wleft,
+			    NULL) != -EACCES)
 		return VROCE_RESP_RNR;	/* an ODP page is faulted in */
 	if (err)
 		return VROCE_RESP_ACCESS_ERR;
@@ -719,7 +745,6 @@ static enum vroce_verdict vroce_resp_read(struct vroce_qp *qp,
 	struct vroce_reth reth;
 	struct vroce_res *res;
 	u32 npkts;
-	int err;
 
 	/* RTR sets the MTU before it lets requests in; never divide by 0. */
 	if (!resp->mtu)
@@ -733,13 +758,6 @@ static enum vroce_verdict vroce_resp_read(struct vroce_qp *qp,
 					 IB_ACCESS_REMOTE_READ, &mr_key);
 		if (!mr)
 			return VROCE_RESP_ACCESS_ERR;
-		/* An ODP MR's pages are all mapped before it is answered. */
-		err = vroce_odp_ready(mr, reth.va, reth.dma_len);
-		if (err) {
-			vroce_mr_put(mr);
-			return err == -EAGAIN ? VROCE_RESP_RNR :
-						VROCE_RESP_ACCESS_ERR;
-		}
 	}
 	npkts = vroce_rd_npkts(reth.dma_len, resp->mtu);
 	/* A coalesced ACK of what came before goes out ahead. */
@@ -782,7 +800,7 @@ static enum vroce_verdict vroce_resp_atomic(struct vroce_qp *qp,
 	err = vroce_mr_atomic(mr, mr_key, a.va, vroce_rc_opcode(pkt), a.swap_add,
 			      a.compare, &orig);
 	if (err == -EAGAIN)
-		err = vroce_odp_ready(mr, a.va, sizeof(u64)) == -EACCES ?
+		err = vroce_odp_ready(mr, a.va, 8, 8, NULL) == -EACCES ?
 		      -EACCES : -EAGAIN;
 	vroce_mr_put(mr);
 	if (err == -EAGAIN)
@@ -838,7 +856,7 @@ static enum vroce_verdict vroce_resp_atomic_write(struct vroce_qp *qp,
 		err = vroce_mr_atomic(mr, mr_key, reth.va,
 				      vroce_rc_opcode(pkt), val, 0, NULL);
 	if (err == -EAGAIN)
-		err = vroce_odp_ready(mr, reth.va, sizeof(val)) == -EACCES ?
+		err = vroce_odp_ready(mr, reth.va, 8, 8, NULL) == -EACCES ?
 		      -EACCES : -EAGAIN;
 	vroce_mr_put(mr);
 	if (err == -EAGAIN)
@@ -1121,6 +1139,8 @@ static bool vroce_resp_rc(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 			vroce_resp_ack_later(qp, pkt->bth.psn);
 		return true;
 	case VROCE_RESP_RNR:
+		/* What follows in flight is resent anyway: no sequence NAK. */
+		resp->nak_sent = true;
 		vroce_count(vdev, VROCE_CNT_RNR_NAK_SENT, 1);
 		vroce_resp_ack(qp, q,
 			       vroce_aeth_syn_rnr_nak(qp->attrs.min_rnr_timer),

@@ -844,5 +844,5 @@ int vroce_sgl_odp_ready(const struct vroce_sgl *sgl, u32 skip, u32 len)
 	if (!sgl->odp || !vroce_sgl_walk(sgl, skip, len, vroce_sgl_odp_piece,
 					 &o))
 		return 0;
-	return vroce_odp_ready(o.mr, o.iova, o.n);
+	return vroce_odp_ready(o.mr, o.iova, o.n, o.n, NULL);
 }

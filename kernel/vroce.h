@@ -673,7 +673,10 @@ void vroce_odp_free(struct vroce_odp *odp);
 struct page *vroce_odp_page(const struct vroce_odp *odp, u64 off);
 bool vroce_odp_missing(struct vroce_mr *mr, u64 iova, u64 len, u64 *first);
 int vroce_odp_fault(struct vroce_mr *mr, u64 iova, u64 len);
-int vroce_odp_ready(struct vroce_mr *mr, u64 iova, u64 len);
+int vroce_odp_ready(struct vroce_mr *mr, u64 iova, u64 len, u64 ahead,
+		    struct vroce_qp *qp);
+int vroce_odp_wq_init(void);
+void vroce_odp_wq_exit(void);
 int vroce_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
 		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
 		    struct uverbs_attr_bundle *attrs);

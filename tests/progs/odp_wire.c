@@ -17,6 +17,8 @@
  *               READ brings the new bytes, not the pages of before
  *   prefetch    ibv_advise_mr(PREFETCH_WRITE, FLUSH) on fresh client
  *               pages, then a READ into them
+ *   big-read    a READ of 6 MiB (more than one fault) from server pages
+ *               the MR never saw into client pages never touched
  *   unmapped    an RDMA WRITE into a page of the server's MR that the
  *               server unmapped: a remote access error
  *
@@ -43,7 +45,7 @@
 #include "xchg.h"
 #include "pattern.h"
 
-#define BUF_LEN		(256 * 1024)
+#define BUF_LEN		(12 << 20)
 #define WRITE_OFF	4100		/* not page aligned */
 #define WRITE_LEN	20000
 #define READ_OFF	65536
@@ -51,6 +53,8 @@
 #define ATOMIC_OFF	98304
 #define RECV_OFF	102400
 #define SEND_LEN	10000
+#define BIG_OFF		(4 << 20)
+#define BIG_LEN		(6 << 20)	/* more than one fault's 4 MiB */
 #define HOLE_OFF	(BUF_LEN - 8192)	/* the server unmaps this page */
 #define ADD		0x1234
 #define ODP		IBV_ACCESS_ON_DEMAND
@@ -60,7 +64,7 @@
 enum { C_OPEN = 1, C_CHECK, C_PREP, C_QUIT };
 enum test {
 	T_WRITE, T_READ, T_ATOMIC, T_SEND, T_INVAL_WRITE, T_INVAL_READ,
-	T_PREFETCH, T_UNMAPPED, T_N
+	T_PREFETCH, T_BIG_READ, T_UNMAPPED, T_N
 };
 
 static const char *const test_name[T_N] = {
@@ -71,6 +75,7 @@ static const char *const test_name[T_N] = {
 	"RDMA WRITE after the server dropped those pages",
 	"RDMA READ after the server dropped and rewrote those pages",
 	"RDMA READ into pages ibv_advise_mr prefetched",
+	"RDMA READ of 6 MiB from cold ODP pages into cold ODP pages",
 	"RDMA WRITE into a page the server unmapped",
 };
 
@@ -168,6 +173,7 @@ static int srv_open(const struct xchg_msg *m)
 		return -1;
 	/* Written before the MR exists: in the process, not in the MR. */
 	fill(n.buf + READ_OFF, READ_LEN, 2);
+	fill(n.buf + BIG_OFF, BIG_LEN, 9);
 	memcpy(n.buf + ATOMIC_OFF, &(uint64_t){ 0x1111111111111111ULL }, 8);
 	n.mr = ibv_reg_mr(n.pd, n.buf, BUF_LEN, ALL_ACCESS | ODP);
 	if (!n.mr)
@@ -419,6 +425,10 @@ static int run(enum test t)
 		       !buf_holds(32768, READ_LEN, 6);
 	case T_PREFETCH:
 		return prefetched_read();
+	case T_BIG_READ:
+		return !post(9, IBV_WR_RDMA_READ, BIG_OFF, BIG_LEN, BIG_OFF) &&
+		       expect(9, IBV_WC_SUCCESS, "RDMA READ") &&
+		       !buf_holds(BIG_OFF, BIG_LEN, 9);
 	default:
 		fill(n.buf, 64, 8);
 		return !post(8, IBV_WR_RDMA_WRITE, 0, 64, HOLE_OFF + 64) &&

@@ -387,6 +387,7 @@ static void vroce_comp_read(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 	 */
 	err = vroce_sgl_write_pkt(&sw->sgl, sw->read_off, pkt);
 	if (err == -EAGAIN) {
+		sw->odp_ok = 0;
 		vroce_req_rewind(qp);
 		return;
 	}
@@ -424,6 +425,7 @@ static void vroce_comp_atomic(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 	 */
 	err = vroce_sgl_write(&sw->sgl, 0, &ack.orig, sizeof(u64));
 	if (err == -EAGAIN) {
+		sw->odp_ok = 0;
 		vroce_req_rewind(qp);
 		return;
 	}

@@ -30,7 +30,7 @@
 #include "core/roce.h"
 
 /* Pages one fault brings in at most: one call, one chunk of the stack. */
-#define VROCE_ODP_FAULT_PAGES	1024
+#define VROCE_ODP_FAULT_PAGES	(VROCE_ODP_FAULT_MAX >> PAGE_SHIFT)
 #define VROCE_ODP_CHUNK		32
 /* Faults the receive path may have waiting per MR. */
 #define VROCE_ODP_WANT		16
@@ -41,11 +41,10 @@
 /* The entry of a page whose last fault failed (tagged, no page). */
 #define VROCE_ODP_BAD		xa_mk_value(0)
 
-/* A fault the receive path asked for; @qp (held) is kicked after it. */
+/* A fault the receive path asked for. */
 struct vroce_odp_range {
 	u64 va;
 	u64 len;
-	struct vroce_qp *qp;
 };
 
 struct vroce_odp {
@@ -62,6 +61,8 @@ struct vroce_odp {
 	bool dead;			/* released: no more faults */
 	u32 nwant;
 	struct vroce_odp_range want[VROCE_ODP_WANT];
+	/* QPs (held) whose READ responses wait: kicked after each fault. */
+	struct list_head waiters;
 	struct work_struct work;
 	struct rcu_head rcu;
 };
@@ -309,11 +310,12 @@ static long vroce_odp_fault_chunk(struct vroce_odp *odp, unsigned long pfn,
 	long got;
 	int err;
 
-	err = vroce_odp_reserve(odp, pfn, n);
-	if (err)
-		return err;
 	do {
 		seq = mmu_interval_read_begin(&odp->notif);
+		/* After any invalidation's drop pass: it may erase slots. */
+		err = vroce_odp_reserve(odp, pfn, n);
+		if (err)
+			return err;
 		mmap_read_lock(odp->mm);
 		got = vroce_gup_remote(odp->mm, pfn << PAGE_SHIFT, n,
 				       odp->write ? FOLL_WRITE : 0, pages);
@@ -341,7 +343,7 @@ static int vroce_odp_fault_va(struct vroce_odp *odp, u64 va, u64 len,
 
 	*bad = pfn;
 	/* An implicit MR covers user addresses only. */
-	if (va >= TASK_SIZE || len > TASK_SIZE - va)
+	if (va >= odp->mm->task_size || len > odp->mm->task_size - va)
 		return -EFAULT;
 	last = min(last, pfn + VROCE_ODP_FAULT_PAGES - 1);
 	mutex_lock(&odp->fault_lock);
@@ -409,14 +411,25 @@ static void vroce_odp_mark_bad(struct vroce_odp *odp, unsigned long pfn)
 	xa_unlock_bh(&odp->pages);
 }
 
-/* After a fault the receive path asked for: its QP sends what waited. */
-static void vroce_odp_done(struct vroce_odp_range *r, bool kick)
+/*
+ * After a fault (or at release): every QP whose READ responses waited
+ * builds them again, and waits again if it must.
+ */
+static void vroce_odp_kick_waiters(struct vroce_odp *odp)
 {
-	if (!r->qp)
-		return;
-	if (kick)
-		vroce_tx_kick(r->qp);
-	vroce_qp_put(r->qp);
+	struct vroce_qp *qp, *tmp;
+	LIST_HEAD(kick);
+
+	spin_lock_bh(&odp->want_lock);
+	list_splice_init(&odp->waiters, &kick);
+	spin_unlock_bh(&odp->want_lock);
+	list_for_each_entry_safe(qp, tmp, &kick, resp.odp_link) {
+		list_del_init(&qp->resp.odp_link);
+		/* Off every list now: another MR's may take it again. */
+		smp_store_release(&qp->resp.odp_on, NULL);
+		vroce_tx_kick(qp);
+		vroce_qp_put(qp);
+	}
 }
 
 static void vroce_odp_work(struct work_struct *work)
@@ -438,39 +451,42 @@ static void vroce_odp_work(struct work_struct *work)
 		/* Any failure (no mapping, no memory) fails the access. */
 		if (vroce_odp_fault_va(odp, r.va, r.len, &bad))
 			vroce_odp_mark_bad(odp, bad);
-		vroce_odp_done(&r, true);
+		vroce_odp_kick_waiters(odp);
 	}
 }
 
 /*
- * Queues a fault of user range @r (its QP, if any, held: the queue takes
- * that reference, or drops it if the queue is full: then the requester
- * asks again after its timeout).
+ * Queues a fault of user range @r (dropped if the queue is full: the
+ * next access asks again) and puts @qp, if not NULL, on the list of QPs
+ * to kick after it, holding it. False if @odp is released.
  */
-static void vroce_odp_want(struct vroce_odp *odp, struct vroce_odp_range r)
+static bool vroce_odp_want(struct vroce_odp *odp, struct vroce_odp_range r,
+			   struct vroce_qp *qp)
 {
 	u32 i;
 
 	spin_lock_bh(&odp->want_lock);
 	if (odp->dead) {
 		spin_unlock_bh(&odp->want_lock);
-		vroce_odp_done(&r, false);
-		return;
+		return false;
 	}
 	for (i = 0; i < odp->nwant; i++)
-		if (odp->want[i].va == r.va &&
-		    (!odp->want[i].qp || odp->want[i].qp == r.qp))
+		if (odp->want[i].va == r.va)
 			break;
-	if (i < odp->nwant && !odp->want[i].qp) {
-		odp->want[i].qp = r.qp;		/* the same fault, kicking */
-		r.qp = NULL;
-	} else if (i == odp->nwant && i < VROCE_ODP_WANT) {
+	if (i == odp->nwant && i < VROCE_ODP_WANT)
 		odp->want[odp->nwant++] = r;
-		r.qp = NULL;
+	/*
+	 * A QP waits for one READ at a time, so on one list at a time; one
+	 * that still is on another MR's is kicked from there, and comes back.
+	 */
+	if (qp && !smp_load_acquire(&qp->resp.odp_on) &&
+	    refcount_inc_not_zero(&qp->ref->count)) {
+		WRITE_ONCE(qp->resp.odp_on, odp);
+		list_add_tail(&qp->resp.odp_link, &odp->waiters);
 	}
 	queue_work(vroce_odp_wq, &odp->work);
 	spin_unlock_bh(&odp->want_lock);
-	vroce_odp_done(&r, false);
+	return true;
 }
 
 /* Whether the last fault of user page @pfn failed; forgets it if so. */
@@ -491,12 +507,13 @@ static bool vroce_odp_failed(struct vroce_odp *odp, unsigned long pfn)
  * @len) of @mr is mapped (or @mr is no ODP MR). Else a fault of the pages
  * from the first one missing to @iova + @ahead (VROCE_ODP_FAULT_PAGES at
  * most) is queued, after which @qp (if not NULL) is kicked, and -EAGAIN
- * returned; or -EACCES if the last fault of that page failed.
+ * returned; or -EACCES if the last fault of that page failed, or the MR
+ * is deregistered.
  */
 int vroce_odp_ready(struct vroce_mr *mr, u64 iova, u64 len, u64 ahead,
 		    struct vroce_qp *qp)
 {
-	struct vroce_odp_range r = {};
+	struct vroce_odp_range r;
 	u64 first;
 
 	if (!vroce_odp_missing(mr, iova, len, &first))
@@ -506,10 +523,7 @@ int vroce_odp_ready(struct vroce_mr *mr, u64 iova, u64 len, u64 ahead,
 		return -EACCES;
 	r.len = min_t(u64, iova + max(len, ahead) - first,
 		      (u64)VROCE_ODP_FAULT_PAGES << PAGE_SHIFT);
-	if (qp && refcount_inc_not_zero(&qp->ref->count))
-		r.qp = qp;
-	vroce_odp_want(mr->odp, r);
-	return -EAGAIN;
+	return vroce_odp_want(mr->odp, r, qp) ? -EAGAIN : -EACCES;
 }
 
 /*
@@ -532,6 +546,7 @@ int vroce_odp_init(struct vroce_dev *vdev, struct vroce_mr *mr, u64 start,
 	xa_init_flags(&odp->pages, XA_FLAGS_LOCK_BH | XA_FLAGS_ACCOUNT);
 	mutex_init(&odp->fault_lock);
 	spin_lock_init(&odp->want_lock);
+	INIT_LIST_HEAD(&odp->waiters);
 	INIT_WORK(&odp->work, vroce_odp_work);
 	odp->mr = mr;
 	odp->vdev = vdev;
@@ -572,9 +587,9 @@ void vroce_odp_release(struct vroce_mr *mr)
 	odp->dead = true;
 	spin_unlock_bh(&odp->want_lock);
 	cancel_work_sync(&odp->work);
-	/* What was queued is not faulted: its QPs go on without it. */
-	while (odp->nwant)
-		vroce_odp_done(&odp->want[--odp->nwant], false);
+	/* No fault comes: the QPs that waited find the MR gone. */
+	odp->nwant = 0;
+	vroce_odp_kick_waiters(odp);
 	/* A fault under way ends; none starts after it. */
 	mutex_lock(&odp->fault_lock);
 	mutex_unlock(&odp->fault_lock);

@@ -175,6 +175,7 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	spin_lock_init(&qp->sq_lock);
 	spin_lock_init(&qp->rq_lock);
 	spin_lock_init(&qp->resp.lock);
+	INIT_LIST_HEAD(&qp->resp.odp_link);
 	skb_queue_head_init(&qp->resp.later);
 	qp->err_event = -1;
 	vroce_qp_size(&init->cap, &sq_stride, &rq_stride);

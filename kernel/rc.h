@@ -38,6 +38,7 @@ struct vroce_swqe {
 	u32 npkts;			/* PSNs the message uses */
 	u32 len;			/* message length */
 	u32 read_off;			/* READ: bytes received */
+	u32 odp_ok;			/* READ, atomic: ODP pages seen mapped */
 	u8 status;			/* a local error found at take time */
 	bool started;
 };
@@ -144,6 +145,9 @@ struct vroce_resp {
 	u32 res_tail;
 	struct sk_buff_head later;
 	bool tx_owner;			/* a context is sending answers */
+	/* A READ response waits for ODP pages: on that MR's list (odp.c). */
+	struct list_head odp_link;
+	void *odp_on;
 	atomic_t skbs;			/* READ responses sent, not yet freed */
 	u32 skbs_peak;			/* the most there were (restrack.c) */
 	unsigned long pace_flags;	/* they wait for the stack (tx_pace.c) */

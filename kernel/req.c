@@ -106,16 +106,38 @@ static void vroce_req_drop_all(struct vroce_qp *qp)
  * lock.
  */
 static bool vroce_req_odp_wants(struct vroce_qp *qp, struct vroce_sgl *sgl,
-				u32 skip, u32 len)
+				u32 skip, u32 len, u32 *at)
 {
 	struct vroce_req *req = &qp->req;
 
 	if (!vroce_sgl_odp_missing(sgl, skip, len, &req->odp_mr,
-				   &req->odp_iova, &req->odp_len))
+				   &req->odp_iova, &req->odp_len, at))
 		return false;
 	req->odp_wait = true;
 	req->odp_wqe = req->next;
 	return true;
+}
+
+/*
+ * Whether the ODP pages a READ's or atomic's answers land in are not all
+ * mapped (then the engine faults them in first). Looks at each page once
+ * per WQE: sw->odp_ok says how far they were found mapped (a page taken
+ * since makes a response miss it, and the READ is asked again, from
+ * read_off, with odp_ok back at 0: vroce_comp_read()).
+ */
+static bool vroce_req_odp_dest(struct vroce_qp *qp, struct vroce_swqe *sw)
+{
+	u32 from = max(sw->read_off, sw->odp_ok);
+	u32 at;
+
+	if (!sw->sgl.odp || from >= sw->len)
+		return false;
+	if (vroce_req_odp_wants(qp, &sw->sgl, from, sw->len - from, &at)) {
+		sw->odp_ok = at;	/* mapped up to there */
+		return true;
+	}
+	sw->odp_ok = sw->len;
+	return false;
 }
 
 /*
@@ -136,7 +158,8 @@ bool vroce_req_odp_fault(struct vroce_qp *qp)
 	spin_lock_bh(&req->lock);
 	mr = req->odp_mr;
 	iova = req->odp_iova;
-	len = req->odp_len;
+	/* The engine goes on as it maps: a fault takes 4 MiB at most. */
+	len = min_t(u64, req->odp_len, VROCE_ODP_FAULT_MAX);
 	req->odp_mr = NULL;
 	spin_unlock_bh(&req->lock);
 	err = mr ? vroce_odp_fault(mr, iova, len) : 0;
@@ -320,6 +343,7 @@ static void vroce_req_check(struct vroce_qp *qp, struct vroce_swqe *sw,
 
 	sw->started = false;
 	sw->read_off = 0;
+	sw->odp_ok = 0;
 	sw->status = IB_WC_SUCCESS;
 	sw->sgl.n = 0;
 	sw->len = 0;
@@ -561,7 +585,7 @@ static bool vroce_req_data(struct vroce_qp *qp, struct vroce_swqe *sw,
 	t.linear = vroce_qp_tx_linear(qp);
 	vroce_req_xrc(qp, w, &t);
 	if (!(w->flags & VROCE_WQE_INLINE) &&
-	    vroce_req_odp_wants(qp, &sw->sgl, req->next_off, t.paylen))
+	    vroce_req_odp_wants(qp, &sw->sgl, req->next_off, t.paylen, NULL))
 		return false;
 	if (!vroce_req_payload(qp, sw, w, &t, req->next_off, out)) {
 		/*
@@ -768,9 +792,7 @@ static int vroce_req_next(struct vroce_qp *qp, struct vroce_req_out *out)
 		return VROCE_TX_WAIT;
 	/* READ responses and atomic ACKs land in mapped pages. */
 	if (vroce_wr_is_rd_atomic(w->opcode) &&
-	    w->opcode != VROCE_WR_ATOMIC_WRITE &&
-	    vroce_req_odp_wants(qp, &sw->sgl, sw->read_off,
-				sw->len - sw->read_off))
+	    w->opcode != VROCE_WR_ATOMIC_WRITE && vroce_req_odp_dest(qp, sw))
 		return VROCE_TX_WAIT;
 	out->psn = req->next_psn;
 	if (w->opcode == VROCE_WR_ATOMIC_WRITE)

@@ -354,7 +354,8 @@ static void vroce_resp_skb_done(struct sk_buff *skb)
  * Whether the next response of READ @res may be built: 0; -EAGAIN if a
  * page of its ODP MR is not mapped (odp.c faults it in, with what
  * follows, and then kicks the engine, which goes on from there); -EACCES
- * if that page failed to fault.
+ * if that page failed to fault, or the MR was deregistered (its page map
+ * is empty then, and no fault comes).
  */
 static int vroce_resp_read_odp(struct vroce_qp *qp, struct vroce_res *res)
 {
@@ -362,6 +363,8 @@ static int vroce_resp_read_odp(struct vroce_qp *qp, struct vroce_res *res)
 
 	if (!res->mr || !res->mr->odp || !c->active || !c->left)
 		return 0;
+	if (!vroce_mr_live(res->mr, res->mr_key))
+		return -EACCES;
 	return vroce_odp_ready(res->mr, c->va, min(c->left, qp->resp.mtu),
 			       c->left, qp);
 }

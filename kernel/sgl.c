@@ -794,6 +794,7 @@ struct vroce_sgl_odp {
 	struct vroce_mr *mr;
 	u64 iova;
 	u64 n;
+	u32 pos;		/* bytes of the walk before the piece */
 };
 
 static int vroce_sgl_odp_piece(void *ctx, u32 i, u64 addr, u32 m)
@@ -803,8 +804,11 @@ static int vroce_sgl_odp_piece(void *ctx, u32 i, u64 addr, u32 m)
 	struct vroce_mr *mr = o->sgl->mrs[i];
 	u64 first;
 
-	if (!mr || !vroce_odp_missing(mr, addr, m, &first))
+	if (!mr || !vroce_odp_missing(mr, addr, m, &first)) {
+		o->pos += m;
 		return 0;
+	}
+	o->pos += first - addr;
 	o->mr = mr;
 	o->iova = first;
 	/* Faults ahead: the rest of the SGE, which the message uses. */
@@ -815,13 +819,13 @@ static int vroce_sgl_odp_piece(void *ctx, u32 i, u64 addr, u32 m)
 /*
  * Whether a page of an ODP MR under bytes [@skip, @skip + @len) of the
  * checked SGL @sgl is not mapped; if so, the first one's MR (with a
- * reference, for vroce_odp_fault()), its MR address and the bytes from
- * there to the end of its SGE.
+ * reference, for vroce_odp_fault()), its MR address, the bytes from
+ * there to the end of its SGE and (if @at) its byte in the SGL.
  */
 bool vroce_sgl_odp_missing(const struct vroce_sgl *sgl, u32 skip, u32 len,
-			   struct vroce_mr **mr, u64 *iova, u64 *n)
+			   struct vroce_mr **mr, u64 *iova, u64 *n, u32 *at)
 {
-	struct vroce_sgl_odp o = { .sgl = sgl };
+	struct vroce_sgl_odp o = { .sgl = sgl, .pos = skip };
 
 	if (!sgl->odp || !vroce_sgl_walk(sgl, skip, len, vroce_sgl_odp_piece,
 					 &o))
@@ -830,6 +834,8 @@ bool vroce_sgl_odp_missing(const struct vroce_sgl *sgl, u32 skip, u32 len,
 	*mr = o.mr;
 	*iova = o.iova;
 	*n = o.n;
+	if (at)
+		*at = o.pos;
 	return true;
 }
 

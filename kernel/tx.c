@@ -159,7 +159,7 @@ static int vroce_ud_odp_fault(struct vroce_sgl *sgl, u32 len)
 	u64 iova, n;
 
 	for (rounds = 0; rounds < 2 * VROCE_MAX_SGE && !err; rounds++) {
-		if (!vroce_sgl_odp_missing(sgl, 0, len, &mr, &iova, &n))
+		if (!vroce_sgl_odp_missing(sgl, 0, len, &mr, &iova, &n, NULL))
 			break;
 		err = vroce_odp_fault(mr, iova, min_t(u64, n, len));
 		vroce_mr_put(mr);

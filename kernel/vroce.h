@@ -640,7 +640,7 @@ bool vroce_mr_live(struct vroce_mr *mr, u32 key);
 void vroce_mr_wait_copies(struct vroce_mr *mr);
 const struct vroce_mr_xlate *vroce_mr_xlate(struct vroce_mr *mr);
 bool vroce_sgl_odp_missing(const struct vroce_sgl *sgl, u32 skip, u32 len,
-			   struct vroce_mr **mr, u64 *iova, u64 *n);
+			   struct vroce_mr **mr, u64 *iova, u64 *n, u32 *at);
 int vroce_sgl_odp_ready(const struct vroce_sgl *sgl, u32 skip, u32 len);
 void vroce_sgl_put(struct vroce_mr **mrs, u32 n);
 int vroce_sgl_prepare(struct vroce_qp *qp, struct vroce_sgl *sgl,
@@ -664,7 +664,8 @@ int vroce_sgl_pages(struct vroce_sgl *sgl, u32 skip, u32 len,
 int vroce_sgl_hold_span(struct vroce_sgl *sgl, u32 skip, u32 len,
 			struct vroce_local_pkt *lp);
 
-/* odp.c: on-demand paging */
+/* odp.c: on-demand paging; a fault maps this much at most */
+#define VROCE_ODP_FAULT_MAX	(4U << 20)
 struct vroce_odp;
 int vroce_odp_init(struct vroce_dev *vdev, struct vroce_mr *mr, u64 start,
 		   u64 length, u64 iova, int access);

@@ -37,6 +37,7 @@
 #include "tap.h"
 #include "open_dev.h"
 #include "rc_connect.h"
+#include "wire_test.h"
 #include "pair_args.h"
 #include "xchg.h"
 #include "pattern.h"
@@ -79,19 +80,6 @@ static struct {
 } n;
 
 #define WHY(...) snprintf(n.why, sizeof(n.why), __VA_ARGS__)
-
-static int poll_one(struct ibv_wc *wc)
-{
-	long long end = xchg_now_ms() + 10000;
-	int r;
-
-	do {
-		r = ibv_poll_cq(n.cq, 1, wc);
-		if (r)
-			return r == 1 ? 0 : -1;
-	} while (xchg_now_ms() < end);
-	return -1;
-}
 
 /* [@off, + @len) of our DM, read into n.tmp: 0 if it holds @seed. */
 static int dm_holds(uint64_t off, size_t len, unsigned int seed)
@@ -143,32 +131,12 @@ static int dm_open(size_t len, size_t mr_len, unsigned int access)
 
 static int qp_open(void)
 {
-	struct ibv_qp_init_attr qa = {
-		.qp_type = IBV_QPT_RC,
-		.cap = { .max_send_wr = 16, .max_recv_wr = 4,
-			 .max_send_sge = 1, .max_recv_sge = 1 },
-	};
-
-	n.cq = ibv_create_cq(n.ctx, 32, NULL, NULL, 0);
-	if (!n.cq)
-		return -1;
-	qa.send_cq = n.cq;
-	qa.recv_cq = n.cq;
-	n.qp = ibv_create_qp(n.pd, &qa);
-	return n.qp ? 0 : -1;
+	return wire_rc_open(n.ctx, n.pd, &n.cq, &n.qp);
 }
 
 static int qp_connect(uint32_t dqpn, const uint8_t *gid)
 {
-	union ibv_gid dgid;
-	struct rc_path p = {
-		.dqpn = dqpn, .dgid = &dgid, .sgid_idx = n.gid,
-		.dest_rd_atomic = 4, .rd_atomic = 4, .min_rnr_timer = 1,
-		.timeout = 14, .rnr_retry = 7,
-	};
-
-	memcpy(dgid.raw, gid, sizeof(dgid.raw));
-	return rc_connect(n.qp, &p);
+	return wire_connect(n.qp, n.gid, dqpn, gid);
 }
 
 /* ---- server ---------------------------------------------------------- */
@@ -225,7 +193,7 @@ static int srv_check(enum test t)
 		}
 		return 1;
 	case T_SEND:
-		if (poll_one(&wc)) {
+		if (wire_poll(n.cq, &wc, 10000)) {
 			WHY("no receive completion");
 			return 0;
 		}
@@ -262,13 +230,9 @@ static void srv_answer(struct xchg_msg *m)
 	} else {
 		st = srv_check((enum test)m->v[1]);
 	}
-	memset(m, 0, sizeof(*m));
-	m->v[0] = st;
-	m->v[1] = n.qp ? n.qp->qp_num : 0;
+	wire_answer(m, st, n.qp, n.why, &n.my_gid);
 	m->v[2] = n.mr ? n.mr->rkey : 0;
 	m->v[3] = n.mr2 ? n.mr2->rkey : 0;
-	memcpy(m->v + 7, n.why, 64);
-	memcpy(m->gid, n.my_gid.raw, sizeof(m->gid));
 }
 
 static int server(int port)
@@ -296,15 +260,11 @@ static int ask(uint64_t cmd, enum test t)
 		m.v[1] = n.qp->qp_num;
 		memcpy(m.gid, n.my_gid.raw, sizeof(m.gid));
 	}
-	if (xchg_send(peer.fd, &m) || xchg_recv(peer.fd, &m, 60000)) {
-		snprintf(peer.why, sizeof(peer.why), "the server is gone");
+	if (wire_ask(peer.fd, &m, peer.why, sizeof(peer.why)))
 		return 0;
-	}
 	peer.qpn = (uint32_t)m.v[1];
 	peer.rkey = (uint32_t)m.v[2];
 	peer.rkey2 = (uint32_t)m.v[3];
-	memcpy(peer.why, m.v + 7, sizeof(peer.why) - 1);
-	peer.why[sizeof(peer.why) - 1] = 0;
 	if (cmd == C_OPEN && m.v[0] && qp_connect(peer.qpn, m.gid)) {
 		snprintf(peer.why, sizeof(peer.why), "client connect: %s",
 			 strerror(errno));
@@ -315,19 +275,7 @@ static int ask(uint64_t cmd, enum test t)
 
 static int expect(uint64_t id, enum ibv_wc_status status, const char *what)
 {
-	struct ibv_wc wc;
-
-	if (poll_one(&wc)) {
-		WHY("%s: no completion", what);
-		return 0;
-	}
-	if (wc.wr_id != id || wc.status != status) {
-		WHY("%s: wr_id %llu %s (want %s)", what,
-		    (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status),
-		    ibv_wc_status_str(status));
-		return 0;
-	}
-	return 1;
+	return wire_expect(n.cq, 10000, id, status, what, n.why, sizeof(n.why));
 }
 
 /*
@@ -516,14 +464,8 @@ static int client(const char *host, int port)
 
 static int setup(const char *dev, int gid)
 {
-	n.ctx = open_by_name(dev);
-	if (!n.ctx)
-		return -1;
 	n.gid = gid;
-	n.pd = ibv_alloc_pd(n.ctx);
-	if (!n.pd || ibv_query_gid(n.ctx, 1, n.gid, &n.my_gid))
-		return -1;
-	return 0;
+	return wire_open(dev, gid, &n.ctx, &n.pd, &n.my_gid);
 }
 
 int main(int argc, char **argv)

@@ -31,6 +31,7 @@
 #include "tap.h"
 #include "open_dev.h"
 #include "rc_connect.h"
+#include "wire_test.h"
 #include "pair_args.h"
 #include "xchg.h"
 #include "pattern.h"
@@ -117,16 +118,8 @@ static int objects_new(enum ibv_qp_type type, int with_srq)
 
 static int qp_connect(uint32_t dqpn, const uint8_t *gid)
 {
-	union ibv_gid dgid;
-	const struct rc_path p = {
-		.dqpn = dqpn, .dgid = &dgid, .sgid_idx = n.gid,
-		.dest_rd_atomic = 4, .rd_atomic = 4, .min_rnr_timer = 1,
-		.timeout = 14, .rnr_retry = 7,
-	};
-
 	/* UC takes no atomics, retries or read credits: rc_connect() knows. */
-	memcpy(dgid.raw, gid, sizeof(dgid.raw));
-	return rc_connect(n.qp, &p);
+	return wire_connect(n.qp, n.gid, dqpn, gid);
 }
 
 static int post_recv(unsigned int i)
@@ -146,33 +139,13 @@ static int post_recv(unsigned int i)
 /* Polls for one completion within @ms; 0 if one came. */
 static int poll_one(struct ibv_wc *wc, int ms)
 {
-	long long end = xchg_now_ms() + ms;
-	int r;
-
-	do {
-		r = ibv_poll_cq(n.cq, 1, wc);
-		if (r)
-			return r == 1 ? 0 : -1;
-	} while (xchg_now_ms() < end);
-	return -1;
+	return wire_poll(n.cq, wc, ms);
 }
 
 /* The next completion must be @status for @id; records why not. */
 static int expect(uint64_t id, enum ibv_wc_status status, const char *what)
 {
-	struct ibv_wc wc;
-
-	if (poll_one(&wc, 10000)) {
-		WHY("%s: no completion", what);
-		return 0;
-	}
-	if (wc.wr_id != id || wc.status != status) {
-		WHY("%s: wr_id %llu %s (want %llu %s)", what,
-		    (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status),
-		    (unsigned long long)id, ibv_wc_status_str(status));
-		return 0;
-	}
-	return 1;
+	return wire_expect(n.cq, 10000, id, status, what, n.why, sizeof(n.why));
 }
 
 /* Waits up to @ms for a CQ event on the channel; 1 if one came. */

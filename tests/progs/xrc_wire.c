@@ -33,6 +33,7 @@
 #include "tap.h"
 #include "open_dev.h"
 #include "rc_connect.h"
+#include "wire_test.h"
 #include "pair_args.h"
 #include "xchg.h"
 #include "pattern.h"
@@ -75,15 +76,7 @@ static struct {
 /* One completion of @cq within 10 s; 0 if one came. */
 static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc)
 {
-	long long end = xchg_now_ms() + 10000;
-	int r;
-
-	do {
-		r = ibv_poll_cq(cq, 1, wc);
-		if (r)
-			return r == 1 ? 0 : -1;
-	} while (xchg_now_ms() < end);
-	return -1;
+	return wire_poll(cq, wc, 10000);
 }
 
 /*
@@ -299,17 +292,13 @@ static int ask(uint64_t cmd, enum test t)
 		m.v[1] = n.qp->qp_num;
 		memcpy(m.gid, n.my_gid.raw, sizeof(m.gid));
 	}
-	if (xchg_send(peer.fd, &m) || xchg_recv(peer.fd, &m, 60000)) {
-		snprintf(peer.why, sizeof(peer.why), "the server is gone");
+	if (wire_ask(peer.fd, &m, peer.why, sizeof(peer.why)))
 		return 0;
-	}
 	peer.qpn = (uint32_t)m.v[1];
 	for (i = 0; i < NSRQ; i++)
 		peer.srqn[i] = (uint32_t)m.v[2 + i];
 	peer.rkey = (uint32_t)m.v[5];
 	peer.addr = m.v[6];
-	memcpy(peer.why, m.v + 7, sizeof(peer.why) - 1);
-	peer.why[sizeof(peer.why) - 1] = 0;
 	if (cmd == C_OPEN && m.v[0] && qp_connect(peer.qpn, m.gid)) {
 		snprintf(peer.why, sizeof(peer.why), "client connect: %s",
 			 strerror(errno));
@@ -321,19 +310,8 @@ static int ask(uint64_t cmd, enum test t)
 /* The next completion must be @status for @id. */
 static int expect(uint64_t id, enum ibv_wc_status status, const char *what)
 {
-	struct ibv_wc wc;
-
-	if (poll_one(n.cq[0], &wc)) {
-		WHY("%s: no completion", what);
-		return 0;
-	}
-	if (wc.wr_id != id || wc.status != status) {
-		WHY("%s: wr_id %llu %s (want %s)", what,
-		    (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status),
-		    ibv_wc_status_str(status));
-		return 0;
-	}
-	return 1;
+	return wire_expect(n.cq[0], 10000, id, status, what, n.why,
+			   sizeof(n.why));
 }
 
 static int post(uint64_t id, enum ibv_wr_opcode op, int srq, uint32_t off,

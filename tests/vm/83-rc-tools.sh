@@ -11,7 +11,9 @@
 # perftest's ib_write_bw, ib_send_bw and ib_read_bw over XRC (-c XRC;
 # vroce on both sides only: rdma_rxe has no XRC) and with --odp (vroce on
 # both sides only: rdma_rxe has ODP from 6.15 on), perftest (ib_write_bw
-# with 64 KiB and 64 B, ib_read_bw, ib_send_bw, ib_atomic_bw with
+# with 64 KiB and 64 B, ib_read_bw, ib_send_bw (RC, UC with -c UC, and
+# UD to a multicast group with -c UD -g, received by vroce only),
+# ib_atomic_bw with
 # FETCH_AND_ADD and CMP_AND_SWAP, ib_write_lat, ib_read_lat, ib_send_lat)
 # without rdma_cm, and rping -V and ucmatose over rdma_cm; each over the
 # IPv4 GID and the IPv6 GID, once with B as the server and A the client,
@@ -46,6 +48,27 @@ tools_pair_ready
 
 t_start=$SECONDS
 
+# mgid FAMILY: a multicast group for perftest's -g (-M, 16 bytes in
+# decimal): 239.1.1.77 for IPv4 (perftest wants the MGID of the GID's
+# family), ff12::77 for IPv6 (its own default, ff01::, is interface-local:
+# no host sends it on the wire).
+mgid() {
+	if [ "$1" = 6 ]; then
+		echo 255:18:0:0:0:0:0:0:0:0:0:0:0:0:0:119
+	else
+		echo 0:0:0:0:0:0:0:0:0:0:255:255:239:1:1:77
+	fi
+}
+
+# server_kind SERVER: rxe or vroce, what VM SERVER (a or b) runs.
+server_kind() {
+	if [ "$1" = a ]; then
+		echo "${VROCE_TOOLS_A:-rxe}"
+	else
+		echo "${VROCE_TOOLS_B:-rxe}"
+	fi
+}
+
 # cases SERVER FAMILY: every tool once.
 cases() {
 	local size iters
@@ -79,6 +102,13 @@ cases() {
 	pair_run "$1" "$2" perftest ib_write_bw -s 64 -n 200 --report_gbits
 	pair_run "$1" "$2" perftest ib_read_bw -s 65536 -n 200 --report_gbits
 	pair_run "$1" "$2" perftest ib_send_bw -s 65536 -n 200 --report_gbits
+	pair_run "$1" "$2" perftest ib_send_bw -c UC -s 65536 -n 200 --report_gbits
+	# The server receives: rdma_rxe joins no IP multicast group on
+	# ibv_attach_mcast (vroce does; rdma_rxe only through rdma_cm, for
+	# IPv4), so its IP layer drops the group's datagrams.
+	if [ "$(server_kind "$1")" = vroce ]; then
+		pair_run "$1" "$2" perftest ib_send_bw -c UD -g -M "$(mgid "$2")" -s 512 -n 200 --report_gbits
+	fi
 	pair_run "$1" "$2" perftest ib_atomic_bw -A FETCH_AND_ADD -n 200 --report_gbits
 	pair_run "$1" "$2" perftest ib_atomic_bw -A CMP_AND_SWAP -n 200 --report_gbits
 	pair_run "$1" "$2" perftest ib_write_lat -s 2 -n 200

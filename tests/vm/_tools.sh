@@ -86,6 +86,22 @@ perftest_gid() {
 	echo "${out#:}"
 }
 
+# perftest_mgid ARGS...: the group of perftest's -M in ARGS (16 decimal
+# bytes) as perftest prints it, two digits a byte; nothing without -M.
+perftest_mgid() {
+	local b out=
+	local -a bytes
+	while [ $# -gt 1 ] && [ "$1" != -M ]; do
+		shift
+	done
+	[ "$1" = -M ] || return 0
+	IFS=: read -ra bytes <<<"$2"
+	for b in "${bytes[@]}"; do
+		printf -v out '%s:%02d' "$out" "$b"
+	done
+	echo "${out#:}"
+}
+
 # shellcheck disable=SC2034 # srv, cli and tool_* are the caller's
 tool_setup() {
 	local gid=$2 port=$3 sip4=$4 sip=$5 peer=$6
@@ -109,6 +125,7 @@ tool_setup() {
 		cli=("${srv[@]}" "$sip4")
 		tool_listen=tcp
 		tool_peer_gid=$(perftest_gid "$peer")
+		tool_mgid=$(perftest_mgid "$@")
 		tool_desc="$*"
 		;;
 	rping)
@@ -218,8 +235,14 @@ tool_check() {
 			echo "the other end's GID is not $tool_peer_gid"
 		;;
 	perftest)
-		grep -qF "GID: $tool_peer_gid" "$2" ||
-			echo "the other end's GID is not $tool_peer_gid"
+		# A multicast client's other end is its group.
+		if [ "$1" = client ] && [ -n "$tool_mgid" ]; then
+			grep -qF "MGID: $tool_mgid" "$2" ||
+				echo "the group is not $tool_mgid"
+		else
+			grep -qF "GID: $tool_peer_gid" "$2" ||
+				echo "the other end's GID is not $tool_peer_gid"
+		fi
 		[ "$1" = server ] || perftest_result "$2" || echo "no result line"
 		;;
 	ucmatose)

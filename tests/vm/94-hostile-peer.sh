@@ -85,6 +85,9 @@ gid=$(dev_gid "$VROCE_SELF_IP4" 10)
 # (On the debug kernel B comes up that much later than A.)
 vm_recv peer-addr 300 >/dev/null
 coproc HP { "$prog" -d $dev -g "$gid" -a $peer_ip -q $peer_qpn -p $psn 2>&1; }
+# Bash unsets HP_PID once it reaps the coprocess: keep the PID for wait.
+# shellcheck disable=SC2153 # coproc sets HP_PID
+hp_pid=$HP_PID
 read -r -t 20 -u "${HP[0]}" line
 case $line in
 live*) tap_ok "hostile_peer: $line" ;;
@@ -166,7 +169,7 @@ to=$(($(counter /tmp/hw.2 retry_timeouts) - $(counter /tmp/hw.1 retry_timeouts))
 tap_result $? "the READs waited for their answers, not for a timer (retransmits +$rt, retry_timeouts +$to)"
 
 ask quit
-wait "$HP_PID"
+wait "$hp_pid"
 tap_result $? "hostile_peer exits cleanly"
 vm_barrier end 120
 rdma link del $dev

@@ -189,11 +189,12 @@ static int vroce_src_pages(const struct vroce_src *src, u32 len,
 }
 
 /*
- * Whether @src reads an FRMR or an ODP MR: an FRMR's pages are the ULP's
- * again once an invalidation completes, an ODP MR's the process's once
- * the MMU notifier returned, while a fragment would still point at them.
+ * Whether @src reads an FRMR or an ODP MR, whose pages must not go out as
+ * fragments: an FRMR's pages are the ULP's again once an invalidation
+ * completes, an ODP MR's the process's once the MMU notifier returned,
+ * while a fragment would still point at them.
  */
-static bool vroce_src_frmr(const struct vroce_src *src)
+static bool vroce_src_pages_go(const struct vroce_src *src)
 {
 	struct vroce_mr *mr;
 	u32 i;
@@ -216,19 +217,19 @@ static bool vroce_src_frmr(const struct vroce_src *src)
 static struct sk_buff *vroce_pkt_build_src(const struct vroce_txpkt *t,
 					   const struct vroce_src *src)
 {
-	bool linear = t->linear || vroce_src_frmr(src);
+	bool linear = t->linear || vroce_src_pages_go(src);
 	struct vroce_frags f = {};
 	struct sk_buff *skb;
 	int err = 0;
 	u8 *p;
 
 	/*
-	 * A deregistered (revoked) MR sends nothing: -EACCES, no packet; nor
-	 * does an ODP MR's page that is not mapped (-EAGAIN).
+	 * A deregistered (revoked) MR sends nothing: -EACCES, no packet. (An
+	 * ODP MR, whose page may not be mapped, is always copied.)
 	 */
 	if (t->paylen && !linear)
 		err = vroce_src_pages(src, t->paylen, vroce_count_piece, &f);
-	if (err == -EACCES || err == -EAGAIN)
+	if (err == -EACCES)
 		return NULL;
 	if (!t->paylen || linear || err) {
 		skb = vroce_pkt_build(t, &p, GFP_ATOMIC);

@@ -656,9 +656,9 @@ static int vroce_copy_piece(void *ctx, struct page *page, u32 off, u32 n)
 
 /*
  * Copies the next @len bytes of a received payload, from @pos on, into
- * @mr (found under MR key @key) at @iova; -EACCES if @mr is revoked,
- * -EAGAIN if a page of an ODP MR is not mapped. @pos moves on by @len
- * either way.
+ * @mr (found under MR key @key) at @iova; -EAGAIN if a page of an ODP MR
+ * is not mapped, -EACCES if @mr is revoked (or the payload is short).
+ * @pos moves on by @len either way.
  */
 static int vroce_mr_write_pay(struct vroce_mr *mr, u32 key, u64 iova,
 			      struct vroce_pay_pos *pos, u32 len)
@@ -675,7 +675,7 @@ static int vroce_mr_write_pay(struct vroce_mr *mr, u32 key, u64 iova,
 		err = vroce_mr_pages(mr, key, iova, len, vroce_copy_piece, pos);
 	}
 	pos->off = end;
-	return err;
+	return err && err != -EAGAIN ? -EACCES : err;
 }
 
 /*
@@ -686,11 +686,9 @@ int vroce_mr_write_pkt(struct vroce_mr *mr, u32 key, u64 iova,
 		       const struct vroce_pkt *pkt)
 {
 	struct vroce_pay_pos pos;
-	int err;
 
 	vroce_pay_pos_init(&pos, pkt);
-	err = vroce_mr_write_pay(mr, key, iova, &pos, pkt->paylen);
-	return err && err != -EAGAIN ? -EACCES : err;
+	return vroce_mr_write_pay(mr, key, iova, &pos, pkt->paylen);
 }
 
 /* The first @n bytes of @pkt's payload (@n at most its length) into @buf. */
@@ -713,10 +711,9 @@ static int vroce_sgl_pay_piece(void *ctx, u32 i, u64 addr, u32 m)
 {
 	struct vroce_sgl_pay *w = ctx;
 
-	int err = vroce_mr_write_pay(w->sgl->mrs[i], w->sgl->sge[i].lkey,
-				     addr, &w->pos, m);
-
-	vroce_keep_err(&w->err, err && err != -EAGAIN ? -EACCES : err);
+	vroce_keep_err(&w->err, vroce_mr_write_pay(w->sgl->mrs[i],
+						   w->sgl->sge[i].lkey, addr,
+						   &w->pos, m));
 	return 0;
 }
 

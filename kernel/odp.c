@@ -527,6 +527,19 @@ int vroce_odp_ready(struct vroce_mr *mr, u64 iova, u64 len, u64 ahead,
 }
 
 /*
+ * After a copy into @mr at [@iova, @iova + @len) found a page not mapped
+ * (-EAGAIN): vroce_odp_ready() queues its fault, with what follows up to
+ * @iova + @ahead. -EAGAIN (the responder answers with an RNR NAK, and the
+ * request comes again), or -EACCES if the last fault of that page failed
+ * or the MR is deregistered.
+ */
+int vroce_odp_missed(struct vroce_mr *mr, u64 iova, u64 len, u64 ahead)
+{
+	return vroce_odp_ready(mr, iova, len, ahead, NULL) == -EACCES ?
+	       -EACCES : -EAGAIN;
+}
+
+/*
  * Makes @mr, of [@start, + @length) at MR address @iova, an ODP MR of
  * the calling process; implicit if @start is 0 and @length U64_MAX.
  */

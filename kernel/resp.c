@@ -609,8 +609,9 @@ static enum vroce_verdict vroce_resp_send(struct vroce_qp *qp,
 	 * An ODP page not mapped is faulted in meanwhile (odp.c): RNR NAK.
 	 */
 	err = vroce_sgl_write_pkt(&resp->sgl, resp->off, pkt);
-	if (err == -EAGAIN &&
-	    vroce_sgl_odp_ready(&resp->sgl, resp->off, pkt->paylen) != -EACCES)
+	if (err == -EAGAIN)
+		err = vroce_sgl_odp_missed(&resp->sgl, resp->off, pkt->paylen);
+	if (err == -EAGAIN)
 		return VROCE_RESP_RNR;
 	if (err) {
 		vroce_resp_recv_cqe(qp, IB_WC_LOC_PROT_ERR, IB_WC_RECV, 0,
@@ -690,9 +691,10 @@ static enum vroce_verdict vroce_resp_write(struct vroce_qp *qp,
 	/* An MR deregistered since the first packet takes no more bytes. */
 	err = pkt->paylen ? vroce_mr_write_pkt(resp->wmr, resp->wkey,
 					       resp->wva, pkt) : 0;
-	if (err == -EAGAIN &&
-	    vroce_odp_ready(resp->wmr, resp->wva, pkt->paylen, resp->wleft,
-			    NULL) != -EACCES)
+	if (err == -EAGAIN)
+		err = vroce_odp_missed(resp->wmr, resp->wva, pkt->paylen,
+				       resp->wleft);
+	if (err == -EAGAIN)
 		return VROCE_RESP_RNR;	/* an ODP page is faulted in */
 	if (err)
 		return VROCE_RESP_ACCESS_ERR;
@@ -803,8 +805,7 @@ static enum vroce_verdict vroce_resp_atomic(struct vroce_qp *qp,
 	err = vroce_mr_atomic(mr, mr_key, a.va, vroce_rc_opcode(pkt), a.swap_add,
 			      a.compare, &orig);
 	if (err == -EAGAIN)
-		err = vroce_odp_ready(mr, a.va, 8, 8, NULL) == -EACCES ?
-		      -EACCES : -EAGAIN;
+		err = vroce_odp_missed(mr, a.va, 8, 8);
 	vroce_mr_put(mr);
 	if (err == -EAGAIN)
 		return VROCE_RESP_RNR;	/* its ODP page is faulted in */
@@ -859,8 +860,7 @@ static enum vroce_verdict vroce_resp_atomic_write(struct vroce_qp *qp,
 		err = vroce_mr_atomic(mr, mr_key, reth.va,
 				      vroce_rc_opcode(pkt), val, 0, NULL);
 	if (err == -EAGAIN)
-		err = vroce_odp_ready(mr, reth.va, 8, 8, NULL) == -EACCES ?
-		      -EACCES : -EAGAIN;
+		err = vroce_odp_missed(mr, reth.va, 8, 8);
 	vroce_mr_put(mr);
 	if (err == -EAGAIN)
 		return VROCE_RESP_RNR;	/* its ODP page is faulted in */

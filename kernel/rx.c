@@ -116,7 +116,7 @@ static u8 vroce_ud_recv_copy(struct vroce_sgl *sgl, const u8 *grh,
 	if (!err)
 		err = vroce_sgl_write_pkt(sgl, VROCE_GRH_LEN, pkt);
 	if (err == -EAGAIN)
-		vroce_sgl_odp_ready(sgl, 0, VROCE_GRH_LEN + pkt->paylen);
+		vroce_sgl_odp_missed(sgl, 0, VROCE_GRH_LEN + pkt->paylen);
 	return err ? IB_WC_LOC_PROT_ERR : IB_WC_SUCCESS;
 }
 

@@ -837,15 +837,17 @@ bool vroce_sgl_odp_missing(const struct vroce_sgl *sgl, u32 skip, u32 len,
 }
 
 /*
- * For the receive path: vroce_odp_ready() of the first unmapped page
- * under bytes [@skip, @skip + @len) of @sgl, to the end of its SGE.
+ * For the receive path, after a copy into bytes [@skip, @skip + @len) of
+ * @sgl found an ODP page not mapped: vroce_odp_missed() of the first one
+ * (if the fault mapped it meanwhile, -EAGAIN all the same), to the end of
+ * its SGE.
  */
-int vroce_sgl_odp_ready(const struct vroce_sgl *sgl, u32 skip, u32 len)
+int vroce_sgl_odp_missed(const struct vroce_sgl *sgl, u32 skip, u32 len)
 {
 	struct vroce_sgl_odp o = { .sgl = sgl };
 
 	if (!sgl->odp || !vroce_sgl_walk(sgl, skip, len, vroce_sgl_odp_piece,
 					 &o))
-		return 0;
-	return vroce_odp_ready(o.mr, o.iova, o.n, o.n, NULL);
+		return -EAGAIN;
+	return vroce_odp_missed(o.mr, o.iova, o.n, o.n);
 }

@@ -641,7 +641,7 @@ void vroce_mr_wait_copies(struct vroce_mr *mr);
 const struct vroce_mr_xlate *vroce_mr_xlate(struct vroce_mr *mr);
 bool vroce_sgl_odp_missing(const struct vroce_sgl *sgl, u32 skip, u32 len,
 			   struct vroce_mr **mr, u64 *iova, u64 *n, u32 *at);
-int vroce_sgl_odp_ready(const struct vroce_sgl *sgl, u32 skip, u32 len);
+int vroce_sgl_odp_missed(const struct vroce_sgl *sgl, u32 skip, u32 len);
 void vroce_sgl_put(struct vroce_mr **mrs, u32 n);
 int vroce_sgl_prepare(struct vroce_qp *qp, struct vroce_sgl *sgl,
 		      const struct vroce_sge *sge, u32 n, int access);
@@ -676,6 +676,7 @@ bool vroce_odp_missing(struct vroce_mr *mr, u64 iova, u64 len, u64 *first);
 int vroce_odp_fault(struct vroce_mr *mr, u64 iova, u64 len);
 int vroce_odp_ready(struct vroce_mr *mr, u64 iova, u64 len, u64 ahead,
 		    struct vroce_qp *qp);
+int vroce_odp_missed(struct vroce_mr *mr, u64 iova, u64 len, u64 ahead);
 int vroce_odp_wq_init(void);
 void vroce_odp_wq_exit(void);
 int vroce_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,

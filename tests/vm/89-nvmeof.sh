@@ -15,7 +15,9 @@
 # the host writes 16 MiB of random data (1 MiB blocks), then 64 x 4 KiB
 # and 7 logical blocks inside it, reads it all back (1 MiB blocks, and
 # 256 KiB blocks from both CPUs at once: both I/O queues), and compares
-# with what it wrote and with the RAM disk itself. Then it disconnects and
+# with what it wrote and with the RAM disk itself; fio then writes 16 MiB
+# more (random 4-128 KiB blocks, 16 in flight) and verifies each block's
+# CRC32C. Then it disconnects and
 # the target is taken down through configfs. Over IPv4, then IPv6 (a
 # fresh target and fresh data each time); no nvme-cli, configfs and
 # /dev/nvme-fabrics only. At the end, with nvme-rdma and nvmet-rdma
@@ -48,7 +50,7 @@
 want_kind VROCE_NVME_DEV vroce
 srq=${VROCE_NVME_SRQ:-0}
 
-tap_plan $((4 + 2 * (12 + srq) + 6))
+tap_plan $((4 + 2 * (13 + srq) + 6))
 
 if nvme_dev "$kind" >"$steplog" 2>&1; then
 	tap_ok "$dev ($kind) on eth0"

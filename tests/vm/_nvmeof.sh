@@ -9,6 +9,10 @@
 #
 #   nvme_dev KIND            create the RDMA device of KIND on eth0 (vroce:
 #                            vroce0, rxe: rxe0); sets and exports $dev, $kind
+#   pair_ready               nvme_dev $kind on both VMs of a pair, port
+#                            active with both addresses' GIDs: one TAP
+#                            line; bails out unless both sides have it;
+#                            then res_mark
 #   step NEED S DESC CMD...  one TAP line for CMD (below)
 #   host_data NEED PRE READERS
 #                            the host's five data steps on the namespace
@@ -22,7 +26,7 @@
 #                            errors, timeouts or reconnects
 # and, run through step: nvme_modules, ramdisk, target_up, target_down,
 # connect, wait_ns, disconnect, write_big, write_4k, write_lb, read_back,
-# read_parallel, ram_matches, nvme_unload, srqs_up.
+# read_parallel, fio_verify, ram_matches, nvme_unload, srqs_up.
 #
 # Files go to $work (/tmp/nvmeof): ctrl and ns (the controller and the
 # namespace of the last connect), src (the 16 MiB written), exp (what the
@@ -43,6 +47,23 @@ nvme_dev() {
 	kind=$1
 	export dev kind
 	kind_dev "$1"
+}
+
+pair_ready() {
+	local ready=1 peer
+	if nvme_dev "$kind" >"$steplog" 2>&1 &&
+		vm_wait_port_active "$dev" 30 &&
+		wait_for 20 vm_gid_index "$dev" "$VROCE_SELF_IP4" &&
+		wait_for 20 vm_gid_index "$dev" "$VROCE_SELF_IP6"; then
+		ready=0
+	fi
+	tap_result $ready "$dev ($kind) on eth0, port active, RoCE v2 GIDs of $VROCE_SELF_IP4 and $VROCE_SELF_IP6"
+	[ $ready -eq 0 ] || sed 's/^/#   /' "$steplog"
+	vm_send ready "$ready"
+	peer=$(vm_recv ready 120)
+	[ $ready -eq 0 ] || tap_bail "setup failed on this side"
+	[ "$peer" = 0 ] || tap_bail "setup failed on the peer (${peer:-nothing})"
+	res_mark
 }
 
 # The tail of the kernel log and the device's counters, after a failure.
@@ -285,6 +306,29 @@ read_back() {
 		cmp "$work/exp" "$work/rd"
 }
 
+# fio_verify NS: fio writes the 16 MiB at 32 MiB (which no other step
+# touches) in random blocks of 4 to 128 KiB, 16 in flight (libaio,
+# O_DIRECT), each block carrying a CRC32C and its own offset in a header;
+# then it reads every block back and checks both. Its summary lines
+# ("READ: bw=...", "WRITE: bw=...") become diagnostics; both must be
+# there, the READ one being the verification's reads.
+fio_verify() {
+	local out rc
+	command -v fio >/dev/null || { echo "no fio (scripts/deps installs it)"; return 1; }
+	out=$(cd "$work" && fio --name=verify --filename="/dev/$1" \
+		--ioengine=libaio --direct=1 --iodepth=16 --rw=randwrite \
+		--bsrange=4k-128k --offset=32M --size=16M --randrepeat=0 \
+		--verify=crc32c --do_verify=1 --verify_fatal=1 \
+		--verify_state_save=0 2>&1)
+	rc=$?
+	if [ $rc -ne 0 ] || ! grep -q "READ: bw=" <<<"$out" ||
+		! grep -q "WRITE: bw=" <<<"$out"; then
+		printf '%s\n' "$out"
+		return 1
+	fi
+	grep -E "(READ|WRITE): bw=" <<<"$out" | sed 's/^ */# fio: /'
+}
+
 # read_parallel NS: two readers at once, 8 MiB each in 256 KiB direct
 # reads, each on its own CPU (so on its own I/O queue) if there are two.
 read_parallel() {
@@ -325,11 +369,11 @@ ram_matches() {
 }
 
 # host_data NEED PRE READERS: the data steps of the host on the
-# namespace of the last connect ($work/ns), 5 TAP lines named "PRE ...":
-# the 16 MiB write, the 4 KiB and the logical block writes, the read back
-# and the parallel read ("two readers READERS"). Skipped with NEED as the
-# reason if it is not empty, and the last four if the 16 MiB write
-# failed. Sets no_data (the caller's): empty if the data was written,
+# namespace of the last connect ($work/ns), 6 TAP lines named "PRE ...":
+# the 16 MiB write, the 4 KiB and the logical block writes, the read back,
+# the parallel read ("two readers READERS") and fio's verified writes.
+# Skipped with NEED as the reason if it is not empty, and the last five if
+# the 16 MiB write failed. Sets no_data (the caller's): empty if the data was written,
 # else why not.
 host_data() {
 	local ns
@@ -345,6 +389,8 @@ host_data() {
 		read_back "$ns"
 	step "$no_data" 180 "$2 two readers $3 (256 KiB O_DIRECT), same bytes" \
 		read_parallel "$ns"
+	step "$no_data" 300 "$2 fio: 16 MiB of random 4-128 KiB writes, 16 deep, read back and CRC32C-verified" \
+		fio_verify "$ns"
 }
 
 # ---- afterwards --------------------------------------------------------
@@ -452,5 +498,5 @@ kernel_log_checks() {
 
 export -f wait_for vm_gid_index vm_gid_hex _vm_sleep dd_q nvme_modules \
 	nvme_unload ramdisk target_up target_down connect ns_of wait_ns \
-	disconnect write_big write_4k write_lb read_back read_parallel \
+	disconnect write_big write_4k write_lb read_back read_parallel fio_verify \
 	ram_matches res_count res_same res_back srqs_up

@@ -23,7 +23,7 @@ static void vroce_dealloc_driver(struct ib_device *ibdev)
 	mutex_lock(&vroce_lock);
 	if (!list_empty(&vdev->node)) {
 		list_del_rcu(&vdev->node);
-		vroce_net_put();
+		vroce_net_put(vdev);
 	}
 	mutex_unlock(&vroce_lock);
 
@@ -166,7 +166,7 @@ static int vroce_list_add(struct vroce_dev *vdev)
 	if (vroce_find_locked(vdev->ndev))
 		err = -EEXIST;
 	else
-		err = vroce_net_get();
+		err = vroce_net_get(vdev);
 	if (!err)
 		list_add_tail_rcu(&vdev->node, &vroce_devices);
 	mutex_unlock(&vroce_lock);

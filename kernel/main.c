@@ -35,15 +35,20 @@ static int __init vroce_init(void)
 	if (err)
 		goto err_tx_wq;
 	vroce_ack_init();
-	err = vroce_netdev_notifier_register();
+	err = vroce_net_init();
 	if (err)
 		goto err_tx;
+	err = vroce_netdev_notifier_register();
+	if (err)
+		goto err_net;
 
 	rdma_link_register(&vroce_link_ops);
 	vroce_fault_init();
 	pr_info("vroce: loaded, ABI version %u\n", VROCE_ABI_VERSION);
 	return 0;
 
+err_net:
+	vroce_net_exit();
 err_tx:
 	vroce_ack_exit();
 	vroce_odp_wq_exit();
@@ -61,6 +66,7 @@ static void __exit vroce_exit(void)
 	vroce_fault_exit();
 	vroce_netdev_notifier_unregister();
 	vroce_dev_remove_all();
+	vroce_net_exit();
 	vroce_ack_exit();
 	vroce_odp_wq_exit();
 	vroce_tx_exit();

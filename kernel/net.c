@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * RoCEv2 over UDP: the port 4791 sockets (IPv4 and IPv6) shared by all
- * vroce devices, opened with the first device and closed with the last,
- * and the transmit of one packet: UDP and IP headers, ICRC, then the IP
+ * RoCEv2 over UDP: the port 4791 sockets (IPv4 and IPv6) of each network
+ * namespace, shared by the vroce devices whose netdevs are in it, opened
+ * with the first such device and closed with the last or with the
+ * namespace, and the transmit of one packet in the netdev's namespace: UDP and IP headers, ICRC, then the IP
  * stack, or straight to our own receive path when the destination is a
  * GID of this host (loopback).
  *
@@ -22,10 +23,24 @@
 #include "vroce.h"
 #include "core/roce.h"
 
-static struct socket *vroce_sock4, *vroce_sock6;
-static unsigned int vroce_net_users;	/* under vroce_lock */
+/*
+ * The port 4791 sockets of one network namespace, shared by the vroce
+ * devices whose netdevs are in it. A namespace that goes away takes its
+ * sockets with it (vroce_net_ns_exit()); its devices, removed when their
+ * netdevs unregister, may outlive that by a moment and only send, which
+ * needs no socket.
+ */
+struct vroce_udp {
+	struct list_head node;	/* on vroce_udps while its namespace lives */
+	const struct net *net;	/* compared, never followed */
+	struct socket *sock4, *sock6;
+	unsigned int users;	/* devices in vdev->udp */
+};
 
-static struct socket *vroce_udp_open(bool ipv6)
+static LIST_HEAD(vroce_udps);
+static DEFINE_MUTEX(vroce_udp_lock);
+
+static struct socket *vroce_udp_open(struct net *net, bool ipv6)
 {
 	struct udp_port_cfg cfg = {
 		.family = ipv6 ? AF_INET6 : AF_INET,
@@ -40,49 +55,122 @@ static struct socket *vroce_udp_open(bool ipv6)
 	int err;
 
 	vroce_gro_setup(&tnl);
-	err = udp_sock_create(&init_net, &cfg, &sock);
+	err = udp_sock_create(net, &cfg, &sock);
 	if (err)
 		return ERR_PTR(err);
-	setup_udp_tunnel_sock(&init_net, sock, &tnl);
+	setup_udp_tunnel_sock(net, sock, &tnl);
 	vroce_gro_accept(sock->sk);
 	return sock;
 }
 
-/* Caller holds vroce_lock. */
-int vroce_net_get(void)
+static void vroce_udp_close(struct vroce_udp *udp)
 {
-	struct socket *s4, *s6;
-
-	if (vroce_net_users++)
-		return 0;
-	s4 = vroce_udp_open(false);
-	if (IS_ERR(s4))
-		goto fail4;
-	s6 = vroce_udp_open(true);
-	if (IS_ERR(s6))
-		goto fail6;
-	vroce_sock4 = s4;
-	vroce_sock6 = s6;
-	return 0;
-fail6:
-	udp_tunnel_sock_release(s4);
-	s4 = s6;
-fail4:
-	vroce_net_users--;
-	pr_err("vroce: cannot open UDP port %d (%ld): is rdma_rxe loaded?\n",
-	       ROCE_V2_UDP_DPORT, PTR_ERR(s4));
-	return PTR_ERR(s4);
+	if (udp->sock6)
+		udp_tunnel_sock_release(udp->sock6);
+	if (udp->sock4)
+		udp_tunnel_sock_release(udp->sock4);
+	udp->sock4 = NULL;
+	udp->sock6 = NULL;
 }
 
-/* Caller holds vroce_lock. */
-void vroce_net_put(void)
+static struct vroce_udp *vroce_udp_new(struct net *net)
 {
-	if (--vroce_net_users)
-		return;
-	udp_tunnel_sock_release(vroce_sock6);
-	udp_tunnel_sock_release(vroce_sock4);
-	vroce_sock4 = NULL;
-	vroce_sock6 = NULL;
+	struct vroce_udp *udp = kzalloc(sizeof(*udp), GFP_KERNEL);
+	struct socket *sock;
+
+	if (!udp)
+		return ERR_PTR(-ENOMEM);
+	udp->net = net;
+	sock = vroce_udp_open(net, false);
+	if (IS_ERR(sock))
+		goto fail;
+	udp->sock4 = sock;
+	sock = vroce_udp_open(net, true);
+	if (IS_ERR(sock))
+		goto fail;
+	udp->sock6 = sock;
+	list_add(&udp->node, &vroce_udps);
+	return udp;
+fail:
+	vroce_udp_close(udp);
+	kfree(udp);
+	pr_err("vroce: cannot open UDP port %d (%ld): is rdma_rxe loaded?\n",
+	       ROCE_V2_UDP_DPORT, PTR_ERR(sock));
+	return ERR_CAST(sock);
+}
+
+/* Gives @vdev the sockets of its netdev's namespace, opening them first. */
+int vroce_net_get(struct vroce_dev *vdev)
+{
+	struct net *net = dev_net(vdev->ndev);
+	struct vroce_udp *udp;
+	int err = 0;
+
+	mutex_lock(&vroce_udp_lock);
+	list_for_each_entry(udp, &vroce_udps, node)
+		if (udp->net == net)
+			goto found;
+	udp = vroce_udp_new(net);
+	if (IS_ERR(udp)) {
+		err = PTR_ERR(udp);
+		goto out;
+	}
+found:
+	udp->users++;
+	vdev->udp = udp;
+out:
+	mutex_unlock(&vroce_udp_lock);
+	return err;
+}
+
+void vroce_net_put(struct vroce_dev *vdev)
+{
+	struct vroce_udp *udp = vdev->udp;
+
+	vdev->udp = NULL;
+	mutex_lock(&vroce_udp_lock);
+	if (!--udp->users) {
+		vroce_udp_close(udp);
+		/* Off the list already if its namespace has gone. */
+		list_del(&udp->node);
+		kfree(udp);
+	}
+	mutex_unlock(&vroce_udp_lock);
+}
+
+/*
+ * A namespace goes: its sockets must close now. Its netdevs have been
+ * unregistered (or moved to init_net) already, since ib_core and our
+ * subsystem operations run after the device ones, but the removal of
+ * their vroce devices is queued, so the entry waits for their puts.
+ */
+static void vroce_net_ns_exit(struct net *net)
+{
+	struct vroce_udp *udp;
+
+	mutex_lock(&vroce_udp_lock);
+	list_for_each_entry(udp, &vroce_udps, node) {
+		if (udp->net != net)
+			continue;
+		vroce_udp_close(udp);
+		list_del_init(&udp->node);
+		break;
+	}
+	mutex_unlock(&vroce_udp_lock);
+}
+
+static struct pernet_operations vroce_net_ops = {
+	.exit = vroce_net_ns_exit,
+};
+
+int vroce_net_init(void)
+{
+	return register_pernet_subsys(&vroce_net_ops);
+}
+
+void vroce_net_exit(void)
+{
+	unregister_pernet_subsys(&vroce_net_ops);
 }
 
 static struct dst_entry *vroce_route4(struct net_device *ndev, __be32 saddr,
@@ -94,7 +182,7 @@ static struct dst_entry *vroce_route4(struct net_device *ndev, __be32 saddr,
 		.daddr = daddr,
 		.flowi4_proto = IPPROTO_UDP,
 	};
-	struct rtable *rt = ip_route_output_key(&init_net, &fl);
+	struct rtable *rt = ip_route_output_key(dev_net(ndev), &fl);
 
 	return IS_ERR(rt) ? NULL : &rt->dst;
 }
@@ -111,8 +199,7 @@ static struct dst_entry *vroce_route6(struct net_device *ndev,
 	};
 	struct dst_entry *dst;
 
-	dst = ipv6_stub->ipv6_dst_lookup_flow(&init_net, vroce_sock6->sk,
-					      &fl, NULL);
+	dst = ipv6_stub->ipv6_dst_lookup_flow(dev_net(ndev), NULL, &fl, NULL);
 	if (IS_ERR(dst))
 		return NULL;
 	if (dst->error) {
@@ -156,7 +243,7 @@ static void vroce_push_ip4(struct sk_buff *skb, struct dst_entry *dst,
 	iph->check = 0;
 	iph->saddr = p->sip4;
 	iph->daddr = p->dip4;
-	__ip_select_ident(&init_net, iph, segs);
+	__ip_select_ident(dev_net(dst->dev), iph, segs);
 	skb->protocol = htons(ETH_P_IP);
 }
 
@@ -216,9 +303,9 @@ int vroce_net_out(struct sk_buff *skb, const struct vroce_path *p)
 	int err;
 
 	if (p->ipv4)
-		err = ip_local_out(&init_net, NULL, skb);
+		err = ip_local_out(dev_net(skb->dev), NULL, skb);
 	else
-		err = ip6_local_out(&init_net, NULL, skb);
+		err = ip6_local_out(dev_net(skb->dev), NULL, skb);
 	return net_xmit_eval(err);
 }
 

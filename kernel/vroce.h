@@ -78,6 +78,7 @@ struct vroce_dev {
 	struct net_device *ndev;
 	netdevice_tracker ndev_tracker;
 	struct list_head node;		/* on vroce_devices, under vroce_lock */
+	struct vroce_udp *udp;		/* its namespace's sockets (net.c) */
 	enum ib_port_state port_state;	/* last state reported by an event */
 	struct ida pd_ida;
 	struct ida qpn_ida;
@@ -748,8 +749,10 @@ bool vroce_resp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		   const u8 *bth);
 
 /* net.c: UDP sockets and transmit */
-int vroce_net_get(void);
-void vroce_net_put(void);
+int vroce_net_init(void);
+void vroce_net_exit(void);
+int vroce_net_get(struct vroce_dev *vdev);
+void vroce_net_put(struct vroce_dev *vdev);
 int vroce_path_from_attr(struct vroce_dev *vdev,
 			 const struct rdma_ah_attr *attr,
 			 struct vroce_path *p);

@@ -243,7 +243,7 @@ static void vroce_push_ip4(struct sk_buff *skb, struct dst_entry *dst,
 	iph->check = 0;
 	iph->saddr = p->sip4;
 	iph->daddr = p->dip4;
-	__ip_select_ident(dev_net(dst->dev), iph, segs);
+	__ip_select_ident(dev_net(skb->dev), iph, segs);
 	skb->protocol = htons(ETH_P_IP);
 }
 

@@ -83,10 +83,9 @@ target_cycle() {
 		target_down "$nqn" "$port"
 }
 
-# host_cycle FAM ADDR NQN (A): 9 TAP lines.
+# host_cycle FAM ADDR NQN (A): 10 TAP lines.
 host_cycle() {
 	local fam=$1 addr=$2 nqn=$3 pre="IPv$1:" target no_host no_ns no_data
-	local sum=none ram
 	rm -f "$work/ctrl" "$work/ns"
 	target=$(vm_recv "target$fam" 120)
 	no_host=$no_mods
@@ -97,19 +96,9 @@ host_cycle() {
 	step "$no_ns" 60 "$pre namespace block device, size of B's /dev/ram0" \
 		wait_ns "$sectors" || no_ns=${no_ns:-"no namespace"}
 	host_data "$no_ns" "$pre" "at once"
-	if [ -z "$no_data" ] && [ -f "$work/exp" ]; then
-		sum=$(sha256sum <"$work/exp")
-		sum=${sum%% *}
-	fi
-	vm_send "sum$fam" "$sum"
+	send_sum "$fam"
 	step "$no_host" 90 "$pre disconnect (delete_controller)" disconnect
-	vm_barrier "host$fam" 1200
-	ram=$(vm_recv "ram$fam" 120)
-	case $ram in
-	ok) tap_ok "$pre B's /dev/ram0 holds what was written (B checked)" ;;
-	skip) tap_skip "$pre B's /dev/ram0 holds what was written" "nothing written" ;;
-	*) tap_fail "$pre B's /dev/ram0 holds what was written (B: ${ram:-nothing})" ;;
-	esac
+	peer_ram "$fam"
 }
 
 t_start=$SECONDS

@@ -17,6 +17,11 @@
 #   host_data NEED PRE READERS
 #                            the host's five data steps on the namespace
 #                            (below); sets $no_data
+#   send_sum FAM             (host) send B the SHA-256 of $work/exp as
+#                            "sumFAM", or "none" if $no_data says the data
+#                            was not written
+#   peer_ram FAM             (host) one TAP line: B found those bytes in its
+#                            RAM disk ("ramFAM"), after barrier "hostFAM"
 #   failure_info             dmesg tail and the port counters, as diagnostics
 #   res_mark                 remember what rdma resource show says of $dev
 #   res_back                 $dev's PDs, QPs, cm_ids, MRs are back to what
@@ -391,6 +396,26 @@ host_data() {
 		read_parallel "$ns"
 	step "$no_data" 300 "$2 fio: 16 MiB of random 4-128 KiB writes, 16 deep, read back and CRC32C-verified" \
 		fio_verify "$ns"
+}
+
+send_sum() {
+	local sum=none
+	if [ -z "$no_data" ] && [ -f "$work/exp" ]; then
+		sum=$(sha256sum <"$work/exp")
+		sum=${sum%% *}
+	fi
+	vm_send "sum$1" "$sum"
+}
+
+peer_ram() {
+	local pre="IPv$1:" ram
+	vm_barrier "host$1" 1200
+	ram=$(vm_recv "ram$1" 120)
+	case $ram in
+	ok) tap_ok "$pre B's /dev/ram0 holds what was written (B checked)" ;;
+	skip) tap_skip "$pre B's /dev/ram0 holds what was written" "nothing written" ;;
+	*) tap_fail "$pre B's /dev/ram0 holds what was written (B: ${ram:-nothing})" ;;
+	esac
 }
 
 # ---- afterwards --------------------------------------------------------

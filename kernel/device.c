@@ -253,14 +253,19 @@ static void vroce_netdev_event_locked(struct vroce_dev *vdev,
 /*
  * Netdev events that arrived while the device was being registered were
  * ignored; apply the netdev's current state once, as the notifier would.
+ * A netdev moved to another namespace meanwhile was unregistered from the
+ * one whose sockets the device holds.
  */
 static void vroce_catch_up_netdev(struct vroce_dev *vdev)
 {
+	bool gone;
+
 	rtnl_lock();
 	mutex_lock(&vroce_lock);
-	vroce_netdev_event_locked(vdev,
-				  vdev->ndev->reg_state == NETREG_REGISTERED ?
-				  NETDEV_CHANGE : NETDEV_UNREGISTER);
+	gone = vdev->ndev->reg_state != NETREG_REGISTERED ||
+	       vroce_net_moved(vdev);
+	vroce_netdev_event_locked(vdev, gone ? NETDEV_UNREGISTER :
+					       NETDEV_CHANGE);
 	mutex_unlock(&vroce_lock);
 	rtnl_unlock();
 }

@@ -3,9 +3,9 @@
  * RoCEv2 over UDP: the port 4791 sockets (IPv4 and IPv6) of each network
  * namespace, shared by the vroce devices whose netdevs are in it, opened
  * with the first such device and closed with the last or with the
- * namespace, and the transmit of one packet in the netdev's namespace: UDP and IP headers, ICRC, then the IP
- * stack, or straight to our own receive path when the destination is a
- * GID of this host (loopback).
+ * namespace, and the transmit of one packet in the netdev's namespace:
+ * UDP and IP headers, ICRC, then the IP stack, or straight to our own
+ * receive path when the destination is a GID of this host (loopback).
  *
  * Copyright (c) 2026 the vroce developers
  */
@@ -94,8 +94,9 @@ static struct vroce_udp *vroce_udp_new(struct net *net)
 fail:
 	vroce_udp_close(udp);
 	kfree(udp);
-	pr_err("vroce: cannot open UDP port %d (%ld): is rdma_rxe loaded?\n",
-	       ROCE_V2_UDP_DPORT, PTR_ERR(sock));
+	pr_err("vroce: cannot open UDP port %d (%ld)%s\n", ROCE_V2_UDP_DPORT,
+	       PTR_ERR(sock),
+	       net_eq(net, &init_net) ? ": is rdma_rxe loaded?" : "");
 	return ERR_CAST(sock);
 }
 
@@ -123,40 +124,62 @@ out:
 	return err;
 }
 
+/*
+ * Drops @vdev's hold on its namespace's sockets, closing them with the
+ * last (outside the lock: each close waits for an RCU grace period).
+ */
 void vroce_net_put(struct vroce_dev *vdev)
 {
 	struct vroce_udp *udp = vdev->udp;
+	bool last;
 
 	vdev->udp = NULL;
 	mutex_lock(&vroce_udp_lock);
-	if (!--udp->users) {
+	last = !--udp->users;
+	/* Off the list already if its namespace has gone. */
+	if (last)
+		list_del_init(&udp->node);
+	mutex_unlock(&vroce_udp_lock);
+	if (last) {
 		vroce_udp_close(udp);
-		/* Off the list already if its namespace has gone. */
-		list_del(&udp->node);
 		kfree(udp);
 	}
-	mutex_unlock(&vroce_udp_lock);
+}
+
+/* Whether @vdev's netdev has left the namespace whose sockets it holds. */
+bool vroce_net_moved(struct vroce_dev *vdev)
+{
+	return vdev->udp && !net_eq(dev_net(vdev->ndev), vdev->udp->net);
 }
 
 /*
- * A namespace goes: its sockets must close now. Its netdevs have been
- * unregistered (or moved to init_net) already, since ib_core and our
- * subsystem operations run after the device ones, but the removal of
- * their vroce devices is queued, so the entry waits for their puts.
+ * A namespace goes: its sockets must close now. Our subsystem operations
+ * run after the device ones, so its netdevs are gone already: a virtual
+ * one was unregistered, and the reference our device holds on it made
+ * that wait until the device was freed, so no entry is left; a physical
+ * one was moved to init_net, and the removal of its vroce device is only
+ * queued, so the entry, taken off the list, waits for that device's put.
  */
 static void vroce_net_ns_exit(struct net *net)
 {
-	struct vroce_udp *udp;
+	struct vroce_udp *udp, *found = NULL;
+	struct vroce_udp gone = { };
 
 	mutex_lock(&vroce_udp_lock);
 	list_for_each_entry(udp, &vroce_udps, node) {
 		if (udp->net != net)
 			continue;
-		vroce_udp_close(udp);
+		found = udp;
+		gone.sock4 = udp->sock4;
+		gone.sock6 = udp->sock6;
+		udp->sock4 = NULL;
+		udp->sock6 = NULL;
 		list_del_init(&udp->node);
 		break;
 	}
 	mutex_unlock(&vroce_udp_lock);
+	if (found)
+		vroce_udp_close(&gone);
 }
 
 static struct pernet_operations vroce_net_ops = {
@@ -173,8 +196,8 @@ void vroce_net_exit(void)
 	unregister_pernet_subsys(&vroce_net_ops);
 }
 
-static struct dst_entry *vroce_route4(struct net_device *ndev, __be32 saddr,
-				      __be32 daddr)
+static struct dst_entry *vroce_route4(struct net *net, struct net_device *ndev,
+				      __be32 saddr, __be32 daddr)
 {
 	struct flowi4 fl = {
 		.flowi4_oif = ndev->ifindex,
@@ -182,12 +205,12 @@ static struct dst_entry *vroce_route4(struct net_device *ndev, __be32 saddr,
 		.daddr = daddr,
 		.flowi4_proto = IPPROTO_UDP,
 	};
-	struct rtable *rt = ip_route_output_key(dev_net(ndev), &fl);
+	struct rtable *rt = ip_route_output_key(net, &fl);
 
 	return IS_ERR(rt) ? NULL : &rt->dst;
 }
 
-static struct dst_entry *vroce_route6(struct net_device *ndev,
+static struct dst_entry *vroce_route6(struct net *net, struct net_device *ndev,
 				      const struct in6_addr *saddr,
 				      const struct in6_addr *daddr)
 {
@@ -199,7 +222,7 @@ static struct dst_entry *vroce_route6(struct net_device *ndev,
 	};
 	struct dst_entry *dst;
 
-	dst = ipv6_stub->ipv6_dst_lookup_flow(dev_net(ndev), NULL, &fl, NULL);
+	dst = ipv6_stub->ipv6_dst_lookup_flow(net, NULL, &fl, NULL);
 	if (IS_ERR(dst))
 		return NULL;
 	if (dst->error) {
@@ -223,8 +246,9 @@ static void vroce_push_udp(struct sk_buff *skb, u16 sport)
 }
 
 /* @segs: how many packets the skb will be cut into (IP IDs it takes). */
-static void vroce_push_ip4(struct sk_buff *skb, struct dst_entry *dst,
-			   const struct vroce_path *p, int segs)
+static void vroce_push_ip4(struct net *net, struct sk_buff *skb,
+			   struct dst_entry *dst, const struct vroce_path *p,
+			   int segs)
 {
 	struct iphdr *iph;
 
@@ -243,7 +267,7 @@ static void vroce_push_ip4(struct sk_buff *skb, struct dst_entry *dst,
 	iph->check = 0;
 	iph->saddr = p->sip4;
 	iph->daddr = p->dip4;
-	__ip_select_ident(dev_net(skb->dev), iph, segs);
+	__ip_select_ident(net, iph, segs);
 	skb->protocol = htons(ETH_P_IP);
 }
 
@@ -270,17 +294,25 @@ static void vroce_push_ip6(struct sk_buff *skb, struct dst_entry *dst,
  * Routes @skb along @p and puts the ICRC slot, the UDP and the IP headers
  * in front of its BTH (@segs: packets it stands for, see gso.c). Frees
  * @skb on failure. A local destination needs no route.
+ *
+ * The netdev's namespace is read once, under RCU: a netdev being moved to
+ * another namespace (which removes its vroce device, queued) may leave
+ * the old one, and RCU keeps that one alive while we use it.
  */
 int vroce_net_push(struct vroce_dev *vdev, struct sk_buff *skb,
 		   const struct vroce_path *p, int segs)
 {
 	struct net_device *ndev = vdev->ndev;
 	struct dst_entry *dst = NULL;
+	struct net *net;
 
+	rcu_read_lock();
+	net = dev_net(ndev);
 	if (!p->loopback) {
-		dst = p->ipv4 ? vroce_route4(ndev, p->sip4, p->dip4) :
-				vroce_route6(ndev, &p->sgid, &p->dgid);
+		dst = p->ipv4 ? vroce_route4(net, ndev, p->sip4, p->dip4) :
+				vroce_route6(net, ndev, &p->sgid, &p->dgid);
 		if (!dst) {
+			rcu_read_unlock();
 			kfree_skb(skb);
 			return -EHOSTUNREACH;
 		}
@@ -291,21 +323,29 @@ int vroce_net_push(struct vroce_dev *vdev, struct sk_buff *skb,
 		skb_put_zero(skb, VROCE_ICRC_LEN);
 	vroce_push_udp(skb, p->sport);
 	if (p->ipv4)
-		vroce_push_ip4(skb, dst, p, segs);
+		vroce_push_ip4(net, skb, dst, p, segs);
 	else
 		vroce_push_ip6(skb, dst, p);
+	rcu_read_unlock();
 	return 0;
 }
 
-/* Hands a packet with its headers and ICRC in place to the IP stack. */
+/*
+ * Hands a packet with its headers and ICRC in place to the IP stack, in
+ * the namespace of its netdev, read under RCU as vroce_net_push() does.
+ */
 int vroce_net_out(struct sk_buff *skb, const struct vroce_path *p)
 {
+	struct net *net;
 	int err;
 
+	rcu_read_lock();
+	net = dev_net(skb->dev);
 	if (p->ipv4)
-		err = ip_local_out(dev_net(skb->dev), NULL, skb);
+		err = ip_local_out(net, NULL, skb);
 	else
-		err = ip6_local_out(dev_net(skb->dev), NULL, skb);
+		err = ip6_local_out(net, NULL, skb);
+	rcu_read_unlock();
 	return net_xmit_eval(err);
 }
 

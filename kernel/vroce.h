@@ -753,6 +753,7 @@ int vroce_net_init(void);
 void vroce_net_exit(void);
 int vroce_net_get(struct vroce_dev *vdev);
 void vroce_net_put(struct vroce_dev *vdev);
+bool vroce_net_moved(struct vroce_dev *vdev);
 int vroce_path_from_attr(struct vroce_dev *vdev,
 			 const struct rdma_ah_attr *attr,
 			 struct vroce_path *p);

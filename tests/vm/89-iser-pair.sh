@@ -99,7 +99,7 @@ iscsid_down() {
 # logged in; its session must use iSER, and its SCSI host goes into
 # $work/host.
 iser_login() {
-	local h n=""
+	local h n="" s
 	iscsiadm -m node -o new -T "$tiqn" -p "$1" -I iser >/dev/null &&
 		iscsiadm -m node -T "$tiqn" -p "$1" -I iser --login || return 1
 	for h in /sys/class/scsi_host/host*; do
@@ -107,6 +107,8 @@ iser_login() {
 	done
 	[ -n "$n" ] || { echo "no SCSI host of iscsi_iser"; return 1; }
 	echo "$n" >"$work/host"
+	s=$(find "/sys/class/scsi_host/$n/device/" -maxdepth 1 -name 'session*' | head -n 1)
+	echo "${s##*session}" >"$work/sid"
 	iscsiadm -m session -P 1 | grep -E "Target:|Current Portal|Iface Transport|iSCSI Session State" |
 		sed 's/^[[:space:]]*/# /'
 	iscsiadm -m session -P 1 | grep -q "Iface Transport: iser" ||
@@ -114,10 +116,30 @@ iser_login() {
 }
 
 # iser_logout PORTAL: logged out, the node deleted, the SCSI host gone.
+# The session's number and the kernel log's length go into
+# $work/logouts first (see logout_conn_errors).
 iser_logout() {
+	echo "$(cat "$work/sid") $(dmesg | wc -l)" >>"$work/logouts"
 	iscsiadm -m node -T "$tiqn" -p "$1" -I iser --logout &&
 		iscsiadm -m node -T "$tiqn" -p "$1" -I iser -o delete &&
 		scsi_host_gone
+}
+
+# logout_conn_errors: the kernel log lines "connectionS:0: detected conn
+# error (1011)" of a session S that came after its logout began, into
+# $work/tolerated. libiscsi reports the RDMA connection's close as a
+# connection failure when it races the end of a logout (seen in one run
+# of four); the session is gone by then and its data was checked. The
+# same line during a session's I/O still fails the log check.
+logout_conn_errors() {
+	local sid n0
+	: >"$work/tolerated"
+	[ -f "$work/logouts" ] || return 0
+	while read -r sid n0; do
+		[ -n "$sid" ] || continue
+		dmesg | tail -n +"$((n0 + 1))" |
+			grep -F "connection$sid:0: detected conn error (1011)" >>"$work/tolerated"
+	done <"$work/logouts"
 }
 
 export -f isert_up iscsid_up iscsid_down iser_login iser_logout
@@ -164,6 +186,7 @@ else
 	step "" 90 "iscsid stopped; ib_iser, libiscsi, scsi_transport_iscsi unloaded" \
 		iscsid_down
 fi
-scsi_pair_finish
+logout_conn_errors
+scsi_pair_finish "$work/tolerated"
 tap_diag "$kind ($VROCE_ROLE): $((SECONDS - t_start)) s"
 tap_done

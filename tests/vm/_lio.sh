@@ -174,10 +174,7 @@ scsi_host_cycle() {
 # IB_WC_WR_FLUSH_ERR): no error.
 lio_log_checks() {
 	local bad known=${1:-/dev/null}
-	bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|general protection fault|Call Trace|refcount_t:|list_(add|del) corruption|UBSAN|KASAN|hung_task|blocked for more than')
-	[ -z "$bad" ]
-	tap_result $? "kernel log: no WARNING, BUG, oops or hung task"
-	[ -z "$bad" ] || { printf '%s\n' "$bad" | head -n 40 | sed 's/^/#   /'; failure_info; }
+	kernel_oops_check
 	bad=$(dmesg | grep -E 'I/O error|critical medium error|Buffer I/O|(srp|iser).*(abort|reset|timed out|[Ff]ailed)|(ib_srpt|isert).*([Ff]ailed|rejected)|ABORT_TASK|LUN_RESET|[Cc]onnection.*error' |
 		grep -Ev 'ib_srpt receiving failed for ioctx [0-9a-f]+ with status 5$' |
 		grep -vxFf "$known")

@@ -27,6 +27,7 @@
 #   res_back                 $dev's PDs, QPs, cm_ids, MRs are back to what
 #                            res_mark saw (CQs may stay in the CQ pool)
 #   dev_packets              $tx and $rx: the packets $dev sent and received
+#   kernel_oops_check        one TAP line: no oops/WARNING/BUG in dmesg
 #   kernel_log_checks        two TAP lines: no oops/WARNING/BUG, no NVMe
 #                            errors, timeouts or reconnects
 # and, run through step: nvme_modules, ramdisk, target_up, target_down,
@@ -498,14 +499,22 @@ dev_packets() {
 	done
 }
 
-# The whole kernel log: no oops, BUG or WARNING, no failed or stuck I/O,
-# no error recovery or reconnect of a controller.
-kernel_log_checks() {
+# kernel_oops_check: one check that the whole kernel log holds no oops,
+# BUG, WARNING, sanitizer report or hung task (what failure_info can say
+# of the state follows a failure).
+kernel_oops_check() {
 	local bad
 	bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|general protection fault|Call Trace|refcount_t:|list_(add|del) corruption|UBSAN|KASAN|hung_task|blocked for more than')
 	[ -z "$bad" ]
 	tap_result $? "kernel log: no WARNING, BUG, oops or hung task"
 	[ -z "$bad" ] || { printf '%s\n' "$bad" | head -n 40 | sed 's/^/#   /'; failure_info; }
+}
+
+# The whole kernel log: no oops, BUG or WARNING, no failed or stuck I/O,
+# no error recovery or reconnect of a controller.
+kernel_log_checks() {
+	local bad
+	kernel_oops_check
 
 	# The keep-alive a deliberate disconnect aborts is no error: 6.12's
 	# host logs it ("failed nvme_keep_alive_end_io") as it removes the

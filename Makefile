@@ -98,19 +98,20 @@ check-vm: all
 # changes; vroce.ko and vroce_ktest.ko for it are built in a copy under
 # build/debug-kernel/vroce, so the repo's vroce.ko is left alone. Guests get
 # VROCE_VM_MEM_ADD more MB and VROCE_VM_TIMEOUT_SCALE times the time.
-# DEBUG_APPEND is the guest kernel's extra command line. It is no5lvl:
+# DEBUG_APPEND is the guest kernel's extra command line. It has no5lvl:
 # QEMU's "max" CPU has 5-level paging, and while identify_cpu() rebuilds
 # the boot CPU's feature bits, LA57 reads as off for a moment; an
 # interrupt in that window makes KASAN take a direct-map address for a
 # wild one (a false "wild-memory-access" report in handle_edge_irq, one
 # boot in a few). With 4-level paging there is no such window. Under
 # KASAN and lockdep in TCG, ACPI's _PRT method also runs into the AML loop
-# timeout three times (30 s each) at every boot; acpi=noirq would avoid
-# that.
+# timeout three times (30 s each) at every boot; acpi=noirq avoids that
+# (PCI interrupts then come from the BIOS's routing table, which QEMU's
+# i440FX has).
 DEBUG_TESTS ?=
 DEBUG_MEM_ADD ?= 1024
 DEBUG_TIMEOUT_SCALE ?= 3
-DEBUG_APPEND ?= no5lvl
+DEBUG_APPEND ?= no5lvl acpi=noirq
 # Every report is also collected into build/debug-kernel/reports.
 check-debug: user progs provider-tests
 	scripts/debug-kernel --env >$(BUILD)/debug-kernel.env

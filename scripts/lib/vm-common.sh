@@ -139,11 +139,14 @@ vm_extract_vmlinux() {
 # KVER plus KO installed as updates/vroce.ko, the way scripts/install lays
 # it out, and print the directory holding the resulting modules.* index
 # files. The VM copies them instead of running depmod itself, which takes
-# minutes under TCG. Cached by the content of KO.
+# minutes under TCG. Cached by the content of KO and of the tree's own
+# module list and index (a rebuilt kernel may bring new modules).
 vm_modindex() {
 	local kver=$1 ko=$2 sum dir base mod f src
 	src=$(vm_moddir "$kver")
-	sum=$(sha256sum "$ko" | cut -c1-16) || return 1
+	sum=$(cat "$ko" "$src/modules.order" "$src/modules.dep" 2>/dev/null |
+		sha256sum | cut -c1-16) || return 1
+	[ -f "$ko" ] || return 1
 	base=$VM_BUILD/modindex
 	dir=$base/$kver-$sum
 	mkdir -p "$base" || return 1

@@ -77,6 +77,8 @@ static void vroce_resp_drop_res(struct vroce_resp *resp)
 	resp->res_tail = resp->res_head;
 }
 
+static void vroce_resp_ack_now(struct vroce_qp *qp, struct sk_buff_head *q);
+
 /* Entering RTR: the expected PSN; nothing in progress. */
 void vroce_resp_start(struct vroce_qp *qp)
 {
@@ -111,13 +113,18 @@ static void vroce_resp_abort(struct vroce_qp *qp)
 }
 
 /*
- * Entering RESET: the receive WQE held is dropped, and no request is
- * looked at until RTR (vroce_resp_start()), not even one that saw the
- * old state before RESET was published.
+ * Entering RESET, or destroyed: a coalesced ACK still pending goes out,
+ * the receive WQE held is dropped, and no request is looked at until RTR
+ * (vroce_resp_start()), not even one that saw the old state before RESET
+ * was published.
  */
 void vroce_resp_reset(struct vroce_qp *qp)
 {
+	struct sk_buff_head q;
+
+	__skb_queue_head_init(&q);
 	spin_lock_bh(&qp->resp.lock);
+	vroce_resp_ack_now(qp, &q);
 	vroce_resp_abort(qp);
 	qp->resp.have_wqe = false;
 	qp->resp.failed = true;
@@ -125,6 +132,7 @@ void vroce_resp_reset(struct vroce_qp *qp)
 	vroce_resp_drop_res(&qp->resp);
 	__skb_queue_purge(&qp->resp.later);
 	spin_unlock_bh(&qp->resp.lock);
+	vroce_qp_xmit_queue(qp, &q);
 }
 
 /* The RC opcode of @pkt's operation: an XRC one less its transport. */
@@ -186,12 +194,17 @@ static void vroce_resp_recv_cqe(struct vroce_qp *qp, u8 status, u8 opcode,
 }
 
 /*
- * Entering ERR: a receive WQE in use completes first, flushed. READs send
- * no more responses; answers already made (a NAK) still go out.
+ * Entering ERR: a coalesced ACK still pending goes out; a receive WQE in
+ * use completes first, flushed. READs send no more responses; answers
+ * already made (a NAK) still go out.
  */
 void vroce_resp_flush(struct vroce_qp *qp)
 {
+	struct sk_buff_head q;
+
+	__skb_queue_head_init(&q);
 	spin_lock_bh(&qp->resp.lock);
+	vroce_resp_ack_now(qp, &q);
 	qp->resp.failed = true;
 	vroce_resp_drop_res(&qp->resp);
 	if (qp->resp.have_wqe)
@@ -199,6 +212,7 @@ void vroce_resp_flush(struct vroce_qp *qp)
 				    NULL, NULL);
 	vroce_resp_abort(qp);
 	spin_unlock_bh(&qp->resp.lock);
+	vroce_qp_xmit_queue(qp, &q);
 }
 
 /*
@@ -270,6 +284,24 @@ static void vroce_resp_take_pending_ack(struct vroce_qp *qp,
 	vroce_resp_place(qp, vroce_resp_ack_skb(qp,
 			 vroce_aeth_syn_ack(VROCE_AETH_CREDIT_INVALID),
 			 resp->ack_psn, resp->ack_msn), q);
+}
+
+/*
+ * Leaving RTR or RTS for ERR or RESET, or destroyed: the coalesced ACK
+ * still pending goes out now, on @q, or behind the answers another
+ * context is sending (vroce_resp_place()). The messages it acknowledges
+ * have completed here, and their consumer may have seen that and torn
+ * the QP down before the ACK tasklet ran; without the ACK the peer would
+ * retry into a retry-exceeded error. Not while READ responses are still
+ * to build: those are dropped, and the ACK must not pass them. ack_queued
+ * stays: the tasklet's list may still hold the QP. Caller holds the lock.
+ */
+static void vroce_resp_ack_now(struct vroce_qp *qp, struct sk_buff_head *q)
+{
+	struct vroce_resp *resp = &qp->resp;
+
+	if (!resp->failed && resp->res_tail == resp->res_head)
+		vroce_resp_take_pending_ack(qp, q);
 }
 
 /* An answer: the coalesced ACK (if one is pending) goes out ahead of it. */

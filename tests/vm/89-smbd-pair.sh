@@ -229,16 +229,8 @@ else
 	*) tap_fail "B's files hold what was written (B: ${files:-nothing})" ;;
 	esac
 fi
-step "" 40 "rdma resource show $dev: PDs, QPs, cm_ids, MRs back to the MAD layer's" \
-	res_back
-# 16 MiB written and read, fio's 16 MiB written and read back: 8,192
-# packets or more each way even at a 4096-byte MTU.
-dev_packets
-[ "$tx" -ge 8192 ] && [ "$rx" -ge 8192 ]
-tap_result $? "$dev counters: $tx packets sent, $rx received (8192 or more)"
-[ "$kind" = vroce ] && wire_clean
-vm_barrier end 300
-step "" 60 "rdma link delete $dev" rdma link delete "$dev"
+# 16 MiB written and read, fio's 16 MiB written and read back.
+pair_finish
 kernel_oops_check
 tap_diag "dmesg of cifs, ksmbd and $dev:"
 dmesg | grep -Ei "cifs|ksmbd|smb|$dev" | tail -n 30 | sed 's/^/#   /'

@@ -187,17 +187,9 @@ lio_log_checks() {
 }
 
 scsi_pair_finish() {
-	step "" 40 "rdma resource show $dev: PDs, QPs, cm_ids, MRs back to the MAD layer's" \
-		res_back
 	# Each cycle moved 48 MiB from A to B (the writes) and 80 MiB from B
-	# to A (the reads): 8,192 packets or more each way even at a
-	# 4096-byte MTU.
-	dev_packets
-	[ "$tx" -ge 8192 ] && [ "$rx" -ge 8192 ]
-	tap_result $? "$dev counters: $tx packets sent, $rx received (8192 or more)"
-	[ "$kind" = vroce ] && wire_clean
-	vm_barrier end 300
-	step "" 60 "rdma link delete $dev" rdma link delete "$dev"
+	# to A (the reads).
+	pair_finish
 	lio_log_checks "$@"
 }
 

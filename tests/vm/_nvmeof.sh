@@ -27,6 +27,7 @@
 #   res_back                 $dev's PDs, QPs, cm_ids, MRs are back to what
 #                            res_mark saw (CQs may stay in the CQ pool)
 #   dev_packets              $tx and $rx: the packets $dev sent and received
+#   pair_finish              resources back, counters, device deleted
 #   kernel_oops_check        one TAP line: no oops/WARNING/BUG in dmesg
 #   kernel_log_checks        two TAP lines: no oops/WARNING/BUG, no NVMe
 #                            errors, timeouts or reconnects
@@ -497,6 +498,22 @@ dev_packets() {
 		rx_packets | rcvd_pkts) rx=${w[i + 1]} ;;
 		esac
 	done
+}
+
+# pair_finish: the end both VMs of a storage pair test share: $dev's
+# resources back to res_mark's, its counters show 8,192 packets or more
+# each way (what every such test moves is more than 32 MiB, even at a
+# 4096-byte MTU) and, on vroce, no retransmit or timeout; then, once the
+# peer is there too, the device is deleted.
+pair_finish() {
+	step "" 40 "rdma resource show $dev: PDs, QPs, cm_ids, MRs back to the MAD layer's" \
+		res_back
+	dev_packets
+	[ "$tx" -ge 8192 ] && [ "$rx" -ge 8192 ]
+	tap_result $? "$dev counters: $tx packets sent, $rx received (8192 or more)"
+	[ "$kind" = vroce ] && wire_clean
+	vm_barrier end 300
+	step "" 60 "rdma link delete $dev" rdma link delete "$dev"
 }
 
 # kernel_oops_check: one check that the whole kernel log holds no oops,

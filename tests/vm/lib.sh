@@ -21,7 +21,10 @@
 #                         mismatch, exit 1 if anything failed, else 0
 #
 # VM helpers:
-#   run_timeout S CMD...  run CMD with a time limit (status 124 on timeout)
+#   run_timeout S CMD...  run CMD with a time limit of S scaled (status 124
+#                         on timeout)
+#   vm_scaled S           S times the VM's time-limit factor (3 on the debug
+#                         kernel): for a limit inside a test
 #   vm_barrier NAME [S]   pair: wait until the peer reaches the barrier of
 #                         the same name (default limit 120 s); no-op alone
 #   vm_send KEY VALUE     pair: publish VALUE under KEY for the peer
@@ -142,9 +145,16 @@ tap_done() {
 	exit 0
 }
 
-# run_timeout S CMD...: like timeout(1), and says so when it hits.
+# vm_scaled S: S seconds times the harness's time scale (scripts/vm passes
+# VROCE_VM_TIMEOUT_SCALE as VROCE_TIME_SCALE; 1 on Debian's kernels).
+vm_scaled() {
+	echo $(($1 * ${VROCE_TIME_SCALE:-1}))
+}
+
+# run_timeout S CMD...: like timeout(1) with S scaled, and says so when it
+# hits.
 run_timeout() {
-	_s=$1
+	_s=$(vm_scaled "$1")
 	shift
 	timeout -k 5 "$_s" "$@"
 	_rc=$?
@@ -172,7 +182,7 @@ _vm_barrier_seq=0
 # soon as the peer's script has exited.
 vm_barrier() {
 	_name=$1
-	_limit=${2:-120}
+	_limit=$(vm_scaled "${2:-120}")
 	_peer=$(_vm_peer) || return 0
 	[ -n "${VROCE_SHARED:-}" ] || return 0
 	_vm_barrier_seq=$((_vm_barrier_seq + 1))
@@ -204,7 +214,7 @@ vm_send() {
 vm_recv() {
 	_peer=$(_vm_peer) || return 1
 	[ -n "${VROCE_SHARED:-}" ] || return 1
-	_end=$(($(date +%s) + ${2:-120}))
+	_end=$(($(date +%s) + $(vm_scaled "${2:-120}")))
 	while [ ! -e "$VROCE_SHARED/kv.$1.$_peer" ]; do
 		if [ -e "$VROCE_SHARED/exited.$_peer" ] ||
 			[ "$(date +%s)" -ge "$_end" ]; then

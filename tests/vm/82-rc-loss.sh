@@ -24,7 +24,8 @@
 #                              printed by the client)
 #   VROCE_STRESS_TIMEOUT       IBTA QP timeout exponent (default 12)
 #   VROCE_STRESS_DEADLINE      seconds the lossy client may take (default
-#                              360; scripts/soak raises it)
+#                              360 times the VM's time scale; scripts/soak
+#                              raises it)
 # "rxe" is rdma_rxe (rxe0 on eth0), "vroce" the repo's module (vroce0 on
 # eth0). As committed this runs rdma_rxe on both sides, so vroce is not
 # installed (install=0). To run vroce on a side, add --install (the 86-* scripts

@@ -26,7 +26,8 @@
 #   vm_scaled S           S times the VM's time-limit factor (3 on the debug
 #                         kernel): for a limit inside a test
 #   vm_barrier NAME [S]   pair: wait until the peer reaches the barrier of
-#                         the same name (default limit 120 s); no-op alone
+#                         the same name (default limit 120 s; S and the
+#                         default are scaled, as vm_recv's); no-op alone
 #   vm_send KEY VALUE     pair: publish VALUE under KEY for the peer
 #   vm_recv KEY [S]       pair: print the peer's VALUE for KEY, waiting for it
 #   vm_ib_nodes           create missing /dev/infiniband nodes

@@ -70,9 +70,9 @@ vm_barrier armed 120
 
 if [ "$VROCE_ROLE" = b ]; then
 	prog_serve lossy 300 "rc_stress server ran to the end, its checks passed" \
-		"$stress" -d "$dev" -g "$gid" -p "$port" -s --deadline 270
+		"$stress" -d "$dev" -g "$gid" -p "$port" -s --deadline "$(vm_scaled 270)"
 elif prog_drive lossy 120 300 "$stress" -d "$dev" -g "$gid" -p "$port" \
-	-n "$n_msgs" --deadline 240 --timeout 12 "$VROCE_PEER_IP4"; then
+	-n "$n_msgs" --deadline "$(vm_scaled 240)" --timeout 12 "$VROCE_PEER_IP4"; then
 	tap_result "$prog_plan" "rc_stress client printed a plan"
 	tap_result "$prog_rc" "rc_stress client: $n_msgs messages in $prog_secs s"
 else

@@ -155,10 +155,10 @@ arm vroce_fail_packet 1 N
 tap_result $? "vroce_fail_packet: 1% of packet-path allocations"
 if [ "$VROCE_ROLE" = b ]; then
 	prog_serve traffic 400 "rc_stress server ran to the end, its checks passed" \
-		"$stress" -d "$dev" -g "$gid4" -p $port -s --deadline 330 ||
+		"$stress" -d "$dev" -g "$gid4" -p $port -s --deadline "$(vm_scaled 330)" ||
 		sed 's/^/#   /' /tmp/srv.traffic.log
 elif prog_drive traffic 120 330 "$stress" -d "$dev" -g "$gid4" -p $port \
-	-n 2000 --deadline 300 "$VROCE_PEER_IP4"; then
+	-n 2000 --deadline "$(vm_scaled 300)" "$VROCE_PEER_IP4"; then
 	tap_result "$prog_rc" "rc_stress: 2000 messages, exit status $prog_rc, $prog_secs s"
 	[ -s /tmp/cli.traffic.err ] && sed 's/^/#   /' /tmp/cli.traffic.err
 else
@@ -185,14 +185,14 @@ starve() {
 
 if [ "$VROCE_ROLE" = b ]; then
 	prog_serve starve 400 "rc_stress server ran to the end (A starved for 2 s)" \
-		"$stress" -d "$dev" -g "$gid4" -p $((port + 1)) -s --deadline 330 ||
+		"$stress" -d "$dev" -g "$gid4" -p $((port + 1)) -s --deadline "$(vm_scaled 330)" ||
 		sed 's/^/#   /' /tmp/srv.starve.log
 else
 	rm -f /tmp/starved
 	starve 6 &
 	starver=$!
 	if prog_drive starve 120 330 "$stress" -d "$dev" -g "$gid4" \
-		-p $((port + 1)) -n 4000 --timeout 20 --deadline 300 \
+		-p $((port + 1)) -n 4000 --timeout 20 --deadline "$(vm_scaled 300)" \
 		"$VROCE_PEER_IP4"; then
 		tap_result "$prog_rc" "rc_stress through 2 s with no packet memory: 4000 messages, exit status $prog_rc, $prog_secs s"
 	else

@@ -100,11 +100,11 @@ pingpong() {
 	else
 		gi=${gid6[i]} gj=${gid6[j]}
 	fi
-	in_ns "$j" timeout 60 ibv_rc_pingpong -d "vrocens$j" -g "$gj" -c \
+	in_ns "$j" timeout "$(vm_scaled 60)" ibv_rc_pingpong -d "vrocens$j" -g "$gj" -c \
 		-s 4096 -n 50 -p "$port" >"$out.s" 2>&1 &
 	s=$!
 	sleep 1
-	in_ns "$i" timeout 60 ibv_rc_pingpong -d "vrocens$i" -g "$gi" -c \
+	in_ns "$i" timeout "$(vm_scaled 60)" ibv_rc_pingpong -d "vrocens$i" -g "$gi" -c \
 		-s 4096 -n 50 -p "$port" "$dst" >"$out.c" 2>&1
 	c=$?
 	wait "$s"

@@ -77,7 +77,7 @@ round() {
 	}
 	log=/tmp/ut.$k.log
 	if [ "$VROCE_ROLE" = b ]; then
-		"$stress" -d vroce0 -g "$gid" -p $((port + k)) -s --deadline 150 \
+		"$stress" -d vroce0 -g "$gid" -p $((port + k)) -s --deadline "$(vm_scaled 150)" \
 			>"$log" 2>&1 &
 		pid=$!
 		wait_for 15 grep -q listening "$log"
@@ -90,7 +90,7 @@ round() {
 			return
 		fi
 		"$stress" -d vroce0 -g "$gid" -p $((port + k)) -n 1000000 \
-			--timeout 10 --max-size 16384 --deadline 120 "$peer_ip" \
+			--timeout 10 --max-size 16384 --deadline "$(vm_scaled 120)" "$peer_ip" \
 			>"$log" 2>&1 &
 		pid=$!
 		sleep 4

@@ -21,10 +21,12 @@ ko_build() {
 				-o -name Kbuild \) -type f -print0 |
 			tar --null -T - -cf - Kbuild
 	) | tar -C "$dest" -xf - || return 1
+	# Not the *.mod.c that modpost made: it writes one only when it runs,
+	# and it does not run again while the modules' symbols stay the same.
 	while IFS= read -r -d '' f; do
 		[ -f "$top/${f#"$dest"/}" ] || rm -f "$f" "${f%.c}.o"
 	done < <(find "$dest/kernel" "$dest/uapi" "$dest/tests/kmod" \
-		\( -name '*.c' -o -name '*.h' \) -type f -print0)
+		\( -name '*.c' -o -name '*.h' \) ! -name '*.mod.c' -type f -print0)
 	nice -n 19 make -s -C "$kdir" -j"$jobs" M="$dest" modules >&2 ||
 		return 1
 	nice -n 19 make -s -C "$kdir" -j"$jobs" M="$dest/tests/kmod" \

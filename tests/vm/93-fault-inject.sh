@@ -79,14 +79,17 @@ fired() {
 # answering EINVAL ("overlayfs: failed to get metacopy (-22)"), in every
 # process; that is the VM's root failing, not vroce.
 make_jail() {
-	local j=/run/fi f
+	local j=/run/fi f prov=/usr/lib/x86_64-linux-gnu/libibverbs
 	mkdir -p $j/dev $j/proc $j/sys $j/etc &&
 		mount -t tmpfs tmpfs $j/dev && cp -a /dev/infiniband /dev/null $j/dev/ &&
 		mount --bind /proc $j/proc && mount --bind /sys $j/sys &&
 		mkdir -p $j/etc/libibverbs.d && cp "$objects" $j/objects &&
 		cp /etc/libibverbs.d/vroce.driver $j/etc/libibverbs.d/ || return 1
-	for f in $( (ldd "$objects"; ldd /usr/lib/x86_64-linux-gnu/libibverbs/libvroce-rdmav*.so) |
-		grep -o '/[^ ]*') /usr/lib/x86_64-linux-gnu/libibverbs/libvroce-rdmav*.so; do
+	# The libraries are ldd's lines that start with a tab; the others
+	# name the file (ldd of several) or say that a provider of another
+	# private ABI than libibverbs' would not load.
+	for f in $(ldd "$objects" "$prov"/libvroce-rdmav*.so 2>/dev/null |
+		grep '^[[:space:]]' | grep -o '/[^ ]*') "$prov"/libvroce-rdmav*.so; do
 		cp --parents -L "$f" $j/ || return 1
 	done
 	echo $j

@@ -92,9 +92,29 @@ prof_stop() {
 	} >"${VROCE_OUT:-/tmp}/profile-$prof_name.txt"
 }
 
-# serve_run ARGS...: the server of run $n (VM A).
+# timed S ARGS...: ARGS in $targv, with their count (-n N) replaced by a
+# time (-D S). The profiled run is timed: a count that takes a fraction
+# of a second gives a profile of mostly the harness around it.
+timed() {
+	local s=$1
+	shift
+	targv=()
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-n | -D) shift ;;
+		*) targv+=("$1") ;;
+		esac
+		shift
+	done
+	targv+=(-D "$s")
+}
+
+# serve_run COL REQ ARGS...: the server of run $n (VM A). For a row whose
+# figure is the server's (REQ srv), ctr.N also carries that figure
+# (column COL of its result).
 serve_run() {
-	local log=/tmp/run.$n.srv up=0 crc c0 c1 k0 k1
+	local log=/tmp/run.$n.srv up=0 crc c0 c1 k0 k1 col=$1 req=$2 res=
+	shift 2
 	tool_setup perftest "$gid" $((20000 + n)) "$srv_ip4" "$srv_ip4" \
 		"$VROCE_PEER_IP4" "$@"
 	[ -n "${prof:-}" ] && prof_start "$prof"
@@ -108,16 +128,22 @@ serve_run() {
 	tool_reap "${crc:-1}" >/dev/null
 	c1=$(counters)
 	[ -n "${prof:-}" ] && prof_stop
-	vm_send "ctr.$n" "$(counter_delta "$c0" "$c1") $((k1 - k0))"
+	[ "$req" = srv ] && [ "$crc" = 0 ] &&
+		res=$(bench_result "$log" "$col")
+	vm_send "ctr.$n" "$(counter_delta "$c0" "$c1") $((k1 - k0)) $res"
 }
 
-# drive_run COLUMN ARGS...: the client of run $n (VM B); prints the
-# result, then "ctr RETRANSMITS TIMEOUTS" for this side and the server's,
-# then "cpu TICKS BYTES": the kernel CPU time of both sides during the
-# run, and the bytes it moved (bandwidth runs only).
+# drive_run COLUMN REQ ARGS...: the client of run $n (VM B); prints the
+# result (for REQ srv the server's), then "ctr RETRANSMITS TIMEOUTS" for
+# this side and the server's, then "cpu TICKS BYTES": the kernel CPU time
+# of both sides during the run, and the bytes it moved (bandwidth runs of
+# a count only: a timed run (-D, the srv rows) reports the bytes of its
+# middle, without perftest's margins at either end, and the CPU time
+# covers all of it).
 drive_run() {
-	local col=$1 log=/tmp/run.$n.cli up rc=1 c0 c1 k0 k1 pk bytes
-	shift
+	local col=$1 req=$2 log=/tmp/run.$n.cli up rc=1 c0 c1 k0 k1 pk pv
+	local bytes=
+	shift 2
 	tool_setup perftest "$gid" $((20000 + n)) "$srv_ip4" "$srv_ip4" \
 		"$VROCE_PEER_IP4" "$@"
 	[ -n "${prof:-}" ] && prof_start "$prof"
@@ -132,12 +158,16 @@ drive_run() {
 	vm_send "done.$n" "$rc"
 	c1=$(counters)
 	[ -n "${prof:-}" ] && prof_stop
-	[ "$rc" = 0 ] && bench_result "$log" "$col"
-	read -r _ _ pk < <(vm_recv "ctr.$n" 60 | tee /tmp/ctr.peer)
+	read -r _ _ pk pv < <(vm_recv "ctr.$n" 60 | tee /tmp/ctr.peer)
+	if [ "$req" = srv ]; then
+		[ "$rc" = 0 ] && [ -n "$pv" ] && echo "$pv"
+	else
+		[ "$rc" = 0 ] && bench_result "$log" "$col"
+		# The result line: #bytes #iterations ...
+		bytes=$(awk '/#bytes/ { f = 1; next }
+			f && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { print $1 * $2; exit }' "$log")
+	fi
 	echo "ctr $(counter_delta "$c0" "$c1") $(cat /tmp/ctr.peer)"
-	# A bandwidth run's result line: #bytes #iterations ...
-	bytes=$(awk '/#bytes/ { f = 1; next }
-		f && $1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { print $1 * $2; exit }' "$log")
 	[ "$rc" = 0 ] && [ -n "$bytes" ] && [ -n "$pk" ] &&
 		echo "cpu $((k1 - k0 + pk)) $bytes"
 	if [ "$rc" != 0 ]; then
@@ -195,7 +225,7 @@ stack_down() {
 # side's counter deltas summed over the row's runs to $out/ctr.MTU.
 bench_stack() {
 	local k=$1 mtu=$2 pm name unit col req tool args ok=0 i v r t sr st psr pst
-	local -a argv
+	local -a argv targv
 	kind=$k
 	pm=$(path_mtu "$mtu")
 	stack_up "$k" || ok=1
@@ -222,14 +252,16 @@ bench_stack() {
 				fi
 				prof=$k-$name-mtu$mtu
 				: >"$out/profiled.$k"
+				timed 10 "${argv[@]}"
+				argv=("${targv[@]}")
 			fi
 			[ $ok -eq 0 ] || continue
 			n=$((n + 1))
 			if [ "$VROCE_ROLE" = a ]; then
-				serve_run "${argv[@]}"
+				serve_run "$col" "$req" "${argv[@]}"
 				continue
 			fi
-			drive_run "$col" "${argv[@]}" >"$out/run"
+			drive_run "$col" "$req" "${argv[@]}" >"$out/run"
 			[ -n "$prof" ] && continue
 			v=$(grep -v -e '^ctr ' -e '^cpu ' "$out/run")
 			echo "${v:-fail}" >>"$out/vals"

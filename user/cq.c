@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "vroce.h"
@@ -196,6 +197,45 @@ out:
 	if (ret < 0)
 		errno = -ret;
 	return ret;
+}
+
+/*
+ * Drops the unpolled CQEs of QP @qpn, which the kernel has destroyed,
+ * keeping the others in order: no later poll may return a completion
+ * whose QP, and whose wr_id's buffer, the application already freed
+ * (libfabric's verbs provider, for one, reposts such a buffer to the
+ * QP it closed).  The kept CQEs slide towards prod and cons moves past
+ * the dropped ones.  The kernel only writes slots at or past prod, so
+ * those between cons and the prod read here stay ours until cons is
+ * published.
+ */
+void vroce_cq_clean(struct vroce_cq *cq, uint32_t qpn)
+{
+	const struct vroce_cqe *cqe;
+	uint32_t prod, src, dst;
+
+	vroce_cq_lock(cq);
+	if (!cq->ring.hdr)
+		goto out;
+	prod = vroce_ring_load_acquire(&cq->ring.hdr->prod);
+	if (prod - cq->cons > cq->ring.num)
+		goto out;		/* broken: poll_cq reports EIO */
+
+	dst = prod;
+	for (src = prod; src != cq->cons;) {
+		cqe = vroce_ring_entry(&cq->ring, --src);
+		if (cqe->qp_num == qpn)
+			continue;
+		if (--dst != src)
+			memcpy(vroce_ring_entry(&cq->ring, dst), cqe,
+			       sizeof(*cqe));
+	}
+	if (dst != cq->cons) {
+		cq->cons = dst;
+		vroce_ring_store_release(&cq->ring.hdr->cons, cq->cons);
+	}
+out:
+	vroce_cq_unlock(cq);
 }
 
 /*

@@ -385,6 +385,14 @@ int vroce_destroy_qp(struct ibv_qp *ibqp)
 	ret = ibv_cmd_destroy_qp(ibqp);
 	if (ret)
 		return ret;
+	/*
+	 * The kernel makes no more of its completions: drop those not
+	 * polled.  (An XRC target QP's are on its SRQs' CQs; they stay.)
+	 */
+	if (ibqp->send_cq)
+		vroce_cq_clean(to_vcq(ibqp->send_cq), ibqp->qp_num);
+	if (ibqp->recv_cq && ibqp->recv_cq != ibqp->send_cq)
+		vroce_cq_clean(to_vcq(ibqp->recv_cq), ibqp->qp_num);
 	vroce_qp_release(qp);
 	return 0;
 }

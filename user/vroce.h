@@ -455,6 +455,7 @@ int vroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc);
 int vroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only);
 int vroce_resize_cq(struct ibv_cq *ibcq, int cqe);
 int vroce_destroy_cq(struct ibv_cq *ibcq);
+void vroce_cq_clean(struct vroce_cq *cq, uint32_t qpn);
 
 /* qp.c */
 struct vroce_qp *vroce_qp_new(struct ibv_context *ibctx,

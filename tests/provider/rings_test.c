@@ -1521,6 +1521,89 @@ static void check_ud(struct ibv_cq *cq)
 	tap_ok(ibv_destroy_qp(qp) == 0, "the UD QP is destroyed");
 }
 
+/* ---- destroying a QP drops its unpolled completions ---- */
+
+static bool push_for(struct ibv_cq *cq, uint32_t qpn, uint64_t wr_id)
+{
+	struct vroce_cqe c = cqe_of(wr_id);
+
+	c.qp_num = qpn;
+	return fake_cq_push(fcq(cq), &c);
+}
+
+/* Polls @cq dry: true if it returns exactly the wr_ids @want, in order. */
+static bool polls(struct ibv_cq *cq, const uint64_t *want, int n)
+{
+	struct ibv_wc wc[16];
+	int got, i;
+
+	got = ibv_poll_cq(cq, 16, wc);
+	if (got != n) {
+		tap_diag("polled %d CQEs, want %d", got, n);
+		return false;
+	}
+	for (i = 0; i < n; i++)
+		if (wc[i].wr_id != want[i]) {
+			tap_diag("CQE %d: wr_id %llu, want %llu", i,
+				 (unsigned long long)wc[i].wr_id,
+				 (unsigned long long)want[i]);
+			return false;
+		}
+	return true;
+}
+
+/*
+ * QP a's CQEs interleaved with b's on one CQ, across the ring's end, and
+ * a's alone on its receive CQ: once a is destroyed, b's come out in order
+ * and a's never do.
+ */
+static void check_cq_clean(void)
+{
+	static const uint64_t kept[] = { 2, 4 }, none[] = { 0 };
+	struct ibv_cq *cq = new_cq(8), *rcq = new_cq(8);
+	struct ibv_qp_init_attr attr;
+	struct ibv_qp *a, *b;
+	uint32_t an, bn;
+	bool ok = true;
+	int i;
+
+	if (!tap_ok(cq && rcq && fcq(cq)->ring->entries == 8,
+		    "two CQs of 8 entries"))
+		return;
+	a = new_qp(IBV_QPT_RC, cq, 0, &attr);
+	b = new_qp(IBV_QPT_RC, cq, 0, NULL);
+	if (!tap_ok(a && b, "QPs a and b on one CQ"))
+		return;
+	an = a->qp_num;
+	bn = b->qp_num;
+	/* a's receive completions go to rcq. */
+	ibv_destroy_qp(a);
+	attr.recv_cq = rcq;
+	a = ibv_create_qp(pd, &attr);
+	if (!tap_ok(a && a->qp_num != bn, "a again, receiving on a CQ of its own"))
+		return;
+	an = a->qp_num;
+	for (i = 0; i < 6; i++)
+		ok &= push_for(cq, bn, 100 + i);
+	ok &= ibv_poll_cq(cq, 6, (struct ibv_wc[6]){}) == 6;
+	for (i = 1; i <= 5; i++)
+		ok &= push_for(cq, i % 2 ? an : bn, i);
+	ok &= push_for(rcq, an, 6) && push_for(rcq, an, 7);
+	tap_ok(ok, "5 CQEs of a and b across the ring's end, 2 of a on rcq");
+	tap_ok(ibv_destroy_qp(a) == 0, "a is destroyed");
+	tap_ok(polls(cq, kept, 2), "the CQ gives b's 2 CQEs, in order, none of a's");
+	tap_ok(polls(rcq, none, 0), "rcq gives none");
+	ok = true;
+	for (i = 0; i < 8; i++)
+		ok &= push_for(cq, bn, 10 + i);
+	tap_ok(ok && !push_for(cq, bn, 18),
+	       "the CQ holds 8 new CQEs again, and no 9th");
+	tap_ok(ibv_destroy_qp(b) == 0 && polls(cq, none, 0),
+	       "destroying b drops its 8");
+	tap_ok(ibv_destroy_cq(cq) == 0 && ibv_destroy_cq(rcq) == 0,
+	       "both CQs are destroyed");
+}
+
 /* ---- two threads on the rings ---- */
 
 #define STREAM_N 200000
@@ -1703,6 +1786,7 @@ int main(int argc, char **argv)
 		check_post_in_err(qp);
 		check_uc(cq);
 		check_ud(cq);
+		check_cq_clean();
 		check_threads(cq);
 		check_destroy(cq, qp);
 	}

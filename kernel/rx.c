@@ -213,23 +213,33 @@ static enum vroce_drop vroce_rx_mcast(struct vroce_dev *vdev,
 	return why;
 }
 
-/* A packet from IPv4 address @saddr4 or IPv6 @saddr6 is from @qp's peer. */
-static bool vroce_rx_from_addr(struct vroce_qp *qp, bool ipv4, __be32 saddr4,
-			       const struct in6_addr *saddr6)
+/*
+ * A packet from IPv4 address @saddr4 or IPv6 @saddr6 is from @qp's peer.
+ * @local: it came from this device, not off the wire. A QP whose peer is
+ * on this device takes only such packets, which carry no ICRC: one off
+ * the wire that claims an address of ours is not from its peer.
+ */
+static bool vroce_rx_from_addr(struct vroce_qp *qp, bool local, bool ipv4,
+			       __be32 saddr4, const struct in6_addr *saddr6)
 {
 	const struct vroce_path *p = &qp->path;
 
+	if (p->loopback != local)
+		return false;
 	if (ipv4)
 		return p->ipv4 && saddr4 == p->dip4;
 	return !p->ipv4 && ipv6_addr_equal(saddr6, &p->dgid);
 }
 
 /* The packet comes from the peer of connected QP @qp. */
-static bool vroce_rx_from_peer(struct vroce_qp *qp, struct sk_buff *skb)
+static bool vroce_rx_from_peer(struct vroce_qp *qp, struct sk_buff *skb,
+			       bool local)
 {
 	if (ip_hdr(skb)->version == 4)
-		return vroce_rx_from_addr(qp, true, ip_hdr(skb)->saddr, NULL);
-	return vroce_rx_from_addr(qp, false, 0, &ipv6_hdr(skb)->saddr);
+		return vroce_rx_from_addr(qp, local, true, ip_hdr(skb)->saddr,
+					  NULL);
+	return vroce_rx_from_addr(qp, local, false, 0,
+				  &ipv6_hdr(skb)->saddr);
 }
 
 /* Whether a packet of @pkt's transport is for connected QP @qp. */
@@ -272,11 +282,14 @@ static enum vroce_drop vroce_rx_connected(struct vroce_qp *qp,
 	return used ? VROCE_DROP_NONE : VROCE_DROP_PROTOCOL;
 }
 
-/* The packet goes to @qp: why it was dropped, or VROCE_DROP_NONE. */
+/*
+ * The packet goes to @qp (@local: from this device): why it was dropped,
+ * or VROCE_DROP_NONE.
+ */
 static enum vroce_drop vroce_rx_deliver(struct vroce_qp *qp,
 					struct sk_buff *skb,
 					const struct vroce_pkt *pkt,
-					const u8 *bth)
+					const u8 *bth, bool local)
 {
 	if (qp->ibqp.qp_type == IB_QPT_GSI || qp->ibqp.qp_type == IB_QPT_UD) {
 		if (pkt->bth.opcode == VROCE_OP_UD_SEND_ONLY ||
@@ -286,7 +299,7 @@ static enum vroce_drop vroce_rx_deliver(struct vroce_qp *qp,
 	}
 	if (!vroce_rx_transport_ok(qp, pkt))
 		return VROCE_DROP_TRANSPORT;
-	if (!vroce_rx_from_peer(qp, skb))
+	if (!vroce_rx_from_peer(qp, skb, local))
 		return VROCE_DROP_PEER;
 	return vroce_rx_connected(qp, pkt, bth);
 }
@@ -434,7 +447,7 @@ static int vroce_rx_packet(struct vroce_dev *vdev, struct sk_buff *skb,
 		vroce_rx_error(vdev, pkt, VROCE_DROP_PKEY);
 		goto out;
 	}
-	vroce_rx_count(vdev, pkt, vroce_rx_deliver(qp, skb, pkt, bth));
+	vroce_rx_count(vdev, pkt, vroce_rx_deliver(qp, skb, pkt, bth, local));
 	vroce_qp_put(qp);
 out:
 	kfree_skb(skb);
@@ -476,7 +489,8 @@ void vroce_rx_local_pkt(struct vroce_dev *vdev, const struct vroce_path *from,
 	}
 	if (!vroce_rx_transport_ok(qp, &rx.pkt))
 		why = VROCE_DROP_TRANSPORT;
-	else if (!vroce_rx_from_addr(qp, from->ipv4, from->sip4, &from->sgid))
+	else if (!vroce_rx_from_addr(qp, true, from->ipv4, from->sip4,
+				     &from->sgid))
 		why = VROCE_DROP_PEER;
 	else
 		why = vroce_rx_connected(qp, &rx.pkt, lp->hdr);

@@ -181,11 +181,7 @@ agree "after rping"
 
 # Drops: vroce1 on a veth whose peer, in a network namespace, sends three
 # datagrams too short for a BTH and two RC SEND packets with a bad ICRC.
-ip netns add pc &&
-	ip link add veth0 type veth peer name veth1 netns pc &&
-	ip addr add 198.51.100.1/24 dev veth0 && ip link set veth0 up &&
-	ip -n pc addr add 198.51.100.2/24 dev veth1 &&
-	ip -n pc link set veth1 up && rdma_add vroce1 veth0 &&
+veth_ns pc && rdma_add vroce1 veth0 &&
 	vm_wait_port_active vroce1 10 &&
 	ip netns exec pc python3 -c '
 import socket, sys

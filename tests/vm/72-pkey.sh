@@ -23,11 +23,7 @@ gsi_qkey=0x80010000
 
 tap_plan 8
 
-ip netns add pk &&
-	ip link add veth0 type veth peer name veth1 netns pk &&
-	ip addr add 198.51.100.1/24 dev veth0 && ip link set veth0 up &&
-	ip -n pk addr add 198.51.100.2/24 dev veth1 &&
-	ip -n pk link set veth1 up
+veth_ns pk
 tap_result $? "a veth to a network namespace"
 rdma_add vroce1 veth0 && vm_wait_port_active vroce1 10
 tap_result $? "vroce1 on veth0 ($rdma_err)"

@@ -45,11 +45,7 @@ printf '%s\n' "$lines" | grep -q "table crc32_le: 64 B [0-9]* MB/s" &&
 	printf '%s\n' "$lines" | grep -q "using "
 tap_result $? "the load-time measurement and the choice are logged"
 
-ip netns add ic &&
-	ip link add veth0 type veth peer name veth1 netns ic &&
-	ip addr add 198.51.100.1/24 dev veth0 && ip link set veth0 up &&
-	ip -n ic addr add 198.51.100.2/24 dev veth1 &&
-	ip -n ic link set veth1 up && modprobe rdma_ucm
+veth_ns ic && modprobe rdma_ucm
 tap_result $? "a veth to a network namespace"
 
 # unload: both links gone, then rmmod vroce.

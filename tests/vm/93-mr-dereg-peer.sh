@@ -42,11 +42,7 @@ peer=198.51.100.2
 
 tap_plan 15
 
-ip netns add pk &&
-	ip link add veth0 type veth peer name veth1 netns pk &&
-	ip addr add "$me/24" dev veth0 && ip link set veth0 up &&
-	ip -n pk addr add "$peer/24" dev veth1 &&
-	ip -n pk link set veth1 up
+veth_ns pk "$me" "$peer"
 tap_result $? "a veth to a network namespace"
 rdma_add vroce1 veth0 && vm_wait_port_active vroce1 10 &&
 	wait_for 10 vm_gid_index vroce1 "$me"

@@ -34,11 +34,7 @@ psn=1000
 
 tap_plan 19
 
-ip netns add rr &&
-	ip link add veth0 type veth peer name veth1 netns rr &&
-	ip addr add $dst/24 dev veth0 && ip link set veth0 up &&
-	ip -n rr addr add $src/24 dev veth1 &&
-	ip -n rr link set veth1 up
+veth_ns rr $dst $src
 tap_result $? "a veth to a network namespace"
 rdma_add vroce1 veth0 && vm_wait_port_active vroce1 10
 tap_result $? "vroce1 on veth0 ($rdma_err)"

@@ -26,11 +26,7 @@ port=18710
 
 tap_plan 7
 
-ip netns add pk &&
-	ip link add veth0 type veth peer name veth1 netns pk &&
-	ip addr add "$me/24" dev veth0 && ip link set veth0 up &&
-	ip -n pk addr add "$far/24" dev veth1 &&
-	ip -n pk link set veth1 up &&
+veth_ns pk "$me" "$far" &&
 	sysctl -qw net.ipv4.conf.veth0.accept_local=1 \
 		net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.veth0.rp_filter=0
 tap_result $? "a veth to a network namespace; veth0 accepts its own address as a source"

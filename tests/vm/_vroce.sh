@@ -12,6 +12,9 @@
 #                            its error text (if any) in $rdma_err
 #   vroce_up                 vroce0 on eth0 with its IPv4 RoCE v2 GID, or
 #                            bail out
+#   veth_ns NS [ADDR FAR]    network namespace NS behind a veth: veth0
+#                            here with ADDR/24, veth1 there with FAR/24,
+#                            both up (198.51.100.1 and .2 by default)
 #   hold_start DEV, hold_finish   a process holding DEV open (below)
 #   want_kind VAR DEFAULT    $kind (rxe or vroce) from $VAR, else DEFAULT;
 #                            bails out for any other
@@ -32,6 +35,15 @@ wait_for() {
 		sleep 0.2
 	done
 	return 0
+}
+
+veth_ns() {
+	ip netns add "$1" &&
+		ip link add veth0 type veth peer name veth1 netns "$1" &&
+		ip addr add "${2:-198.51.100.1}/24" dev veth0 &&
+		ip link set veth0 up &&
+		ip -n "$1" addr add "${3:-198.51.100.2}/24" dev veth1 &&
+		ip -n "$1" link set veth1 up
 }
 
 link_exists() {

@@ -1559,7 +1559,7 @@ static bool polls(struct ibv_cq *cq, const uint64_t *want, int n)
  */
 static void check_cq_clean(void)
 {
-	static const uint64_t kept[] = { 2, 4 }, none[] = { 0 };
+	static const uint64_t kept[] = { 2, 4, 6 }, none[] = { 0 };
 	struct ibv_cq *cq = new_cq(8), *rcq = new_cq(8);
 	struct ibv_qp_init_attr attr;
 	struct ibv_qp *a, *b;
@@ -1574,7 +1574,6 @@ static void check_cq_clean(void)
 	b = new_qp(IBV_QPT_RC, cq, 0, NULL);
 	if (!tap_ok(a && b, "QPs a and b on one CQ"))
 		return;
-	an = a->qp_num;
 	bn = b->qp_num;
 	/* a's receive completions go to rcq. */
 	ibv_destroy_qp(a);
@@ -1590,8 +1589,12 @@ static void check_cq_clean(void)
 		ok &= push_for(cq, i % 2 ? an : bn, i);
 	ok &= push_for(rcq, an, 6) && push_for(rcq, an, 7);
 	tap_ok(ok, "5 CQEs of a and b across the ring's end, 2 of a on rcq");
-	tap_ok(ibv_destroy_qp(a) == 0, "a is destroyed");
-	tap_ok(polls(cq, kept, 2), "the CQ gives b's 2 CQEs, in order, none of a's");
+	tap_ok(ibv_destroy_qp(a) == 0 && load(&fcq(cq)->ring->hdr->cons) == 9 &&
+	       load(&fcq(rcq)->ring->hdr->cons) == 2,
+	       "a is destroyed: its 3 and 2 CQEs are given back to the kernel");
+	ok = push_for(cq, bn, 6);
+	tap_ok(ok && polls(cq, kept, 3),
+	       "the CQ gives b's 2 CQEs and a new one, in order, none of a's");
 	tap_ok(polls(rcq, none, 0), "rcq gives none");
 	ok = true;
 	for (i = 0; i < 8; i++)

@@ -10,6 +10,7 @@
 #include <linux/log2.h>
 
 #include "vroce.h"
+#include "core/ring.h"
 
 static int vroce_cq_entries(int cqe)
 {
@@ -184,26 +185,17 @@ static void vroce_cq_overflow(struct vroce_cq *cq)
 void vroce_cq_purge(struct vroce_cq *cq, u32 qpn)
 {
 	struct vroce_queue *ring = &cq->ring;
-	struct vroce_cqe *c;
 	unsigned long flags;
-	u32 i, dst, cons;
 
 	if (cq->ibcq.uobject)
 		return;
 	spin_lock_irqsave(&cq->lock, flags);
-	cons = ring->hdr->cons;
-	i = ring->own;
-	dst = ring->own;
-	while (i != cons) {
-		i--;
-		c = vroce_queue_slot(ring, i);
-		if (c->qp_num == qpn)
-			continue;
-		dst--;
-		if (dst != i)
-			memcpy(vroce_queue_slot(ring, dst), c, sizeof(*c));
-	}
-	ring->hdr->cons = dst;
+	ring->hdr->cons = vroce_ring_compact(ring->buf +
+					     VROCE_RING_ENTRIES_OFFSET,
+					     ring->entries, ring->stride,
+					     ring->hdr->cons, ring->own,
+					     offsetof(struct vroce_cqe, qp_num),
+					     qpn);
 	spin_unlock_irqrestore(&cq->lock, flags);
 }
 

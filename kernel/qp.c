@@ -283,7 +283,8 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/*
 	 * Nothing makes completions now: the QP's number is free to reuse.
 	 * (An XRC target's are on its SRQs' CQs, which it does not know;
-	 * no kernel consumer uses XRC. A user CQ's the provider drops.)
+	 * no kernel consumer uses XRC. The provider drops a user QP's
+	 * completions from its user CQs itself: vroce_cq_clean().)
 	 */
 	if (ibqp->send_cq)
 		vroce_cq_purge(to_vcq(ibqp->send_cq), ibqp->qp_num);

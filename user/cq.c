@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "vroce.h"
+#include "../kernel/core/ring.h"
 
 /* The CQE flags are the ibv_wc_flags bits of the same name. */
 #define VROCE_SAME_FLAG(a, b) static_assert((int)(a) == (int)(b), #a)
@@ -211,8 +212,7 @@ out:
  */
 void vroce_cq_clean(struct vroce_cq *cq, uint32_t qpn)
 {
-	const struct vroce_cqe *cqe;
-	uint32_t prod, src, dst;
+	uint32_t prod, cons;
 
 	vroce_cq_lock(cq);
 	if (!cq->ring.hdr)
@@ -221,17 +221,11 @@ void vroce_cq_clean(struct vroce_cq *cq, uint32_t qpn)
 	if (prod - cq->cons > cq->ring.num)
 		goto out;		/* broken: poll_cq reports EIO */
 
-	dst = prod;
-	for (src = prod; src != cq->cons;) {
-		cqe = vroce_ring_entry(&cq->ring, --src);
-		if (cqe->qp_num == qpn)
-			continue;
-		if (--dst != src)
-			memcpy(vroce_ring_entry(&cq->ring, dst), cqe,
-			       sizeof(*cqe));
-	}
-	if (dst != cq->cons) {
-		cq->cons = dst;
+	cons = vroce_ring_compact(cq->ring.entries, cq->ring.num,
+				  cq->ring.stride, cq->cons, prod,
+				  offsetof(struct vroce_cqe, qp_num), qpn);
+	if (cons != cq->cons) {
+		cq->cons = cons;
 		vroce_ring_store_release(&cq->ring.hdr->cons, cq->cons);
 	}
 out:

@@ -113,4 +113,41 @@ static inline vr_bool vroce_ring_peer_cons_ok(vr_u32 own_prod,
 	return own_prod - peer_cons <= entries;
 }
 
+/* The entry of index @idx in a ring of @num entries of @stride bytes. */
+static inline vr_u8 *vroce_ring_at(vr_u8 *entries, vr_u32 num, vr_u32 stride,
+				   vr_u32 idx)
+{
+	return entries + (vr_size)vroce_ring_slot(idx, num) * stride;
+}
+
+/*
+ * Removes from a ring the entries between @cons and @prod whose 32-bit
+ * field at byte @key_off equals @key, and slides the others, in order,
+ * towards @prod; returns the new consumer index, @cons plus the number
+ * removed. The ring is @num entries (a power of two) of @stride bytes at
+ * @entries; the caller owns every slot from @cons up to @prod (it is the
+ * consumer and the producer writes no slot below @prod until the new
+ * consumer index is published), and has checked that @prod - @cons is
+ * at most @num. Used to drop a destroyed QP's completions from a CQ.
+ */
+static inline vr_u32 vroce_ring_compact(vr_u8 *entries, vr_u32 num,
+					vr_u32 stride, vr_u32 cons,
+					vr_u32 prod, vr_u32 key_off,
+					vr_u32 key)
+{
+	vr_u32 src = prod, dst = prod, val;
+	const vr_u8 *from;
+
+	while (src != cons) {
+		from = vroce_ring_at(entries, num, stride, --src);
+		__builtin_memcpy(&val, from + key_off, sizeof(val));
+		if (val == key)
+			continue;
+		if (--dst != src)
+			__builtin_memcpy(vroce_ring_at(entries, num, stride, dst),
+					 from, stride);
+	}
+	return dst;
+}
+
 #endif /* VROCE_CORE_RING_H */

@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
@@ -239,6 +240,112 @@ static void test_peer_cons(void **state)
 	assert_false(vroce_ring_peer_cons_ok(0, 0xfffffffeu, 1));
 }
 
+/*
+ * Compaction: a ring of 8 entries of 12 bytes, each a tag (its index
+ * when written, at byte 0), a QP number (at byte 4) and a filler byte
+ * pattern (bytes 8..11) that must move with its entry.
+ */
+#define C_NUM		8u
+#define C_STRIDE	12u
+#define C_KEY_OFF	4u
+
+static void c_put(uint8_t *ring, uint32_t idx, uint32_t qpn)
+{
+	uint8_t *e = ring + (idx & (C_NUM - 1)) * C_STRIDE;
+
+	memcpy(e, &idx, 4);
+	memcpy(e + C_KEY_OFF, &qpn, 4);
+	memset(e + 8, (int)(idx * 7 + 1), 4);
+}
+
+/* The entry at @idx has the tag, QP number and filler of index @tag. */
+static void c_check(const uint8_t *ring, uint32_t idx, uint32_t tag,
+		    uint32_t qpn)
+{
+	const uint8_t *e = ring + (idx & (C_NUM - 1)) * C_STRIDE;
+	uint32_t v;
+	int i;
+
+	memcpy(&v, e, 4);
+	assert_int_equal(v, tag);
+	memcpy(&v, e + C_KEY_OFF, 4);
+	assert_int_equal(v, qpn);
+	for (i = 8; i < 12; i++)
+		assert_int_equal(e[i], (uint8_t)(tag * 7 + 1));
+}
+
+static uint32_t c_compact(uint8_t *ring, uint32_t cons, uint32_t prod,
+			  uint32_t qpn)
+{
+	return vroce_ring_compact(ring, C_NUM, C_STRIDE, cons, prod,
+				  C_KEY_OFF, qpn);
+}
+
+static void test_compact_none_all(void **state)
+{
+	uint8_t ring[C_NUM * C_STRIDE];
+	uint32_t i;
+
+	(void)state;
+	memset(ring, 0, sizeof(ring));
+	/* Empty: nothing to look at. */
+	assert_int_equal(c_compact(ring, 5, 5, 0), 5);
+	/* Nothing matches: cons stays, every entry where it was. */
+	for (i = 3; i < 9; i++)
+		c_put(ring, i, 10 + (i & 1));
+	assert_int_equal(c_compact(ring, 3, 9, 12), 3);
+	for (i = 3; i < 9; i++)
+		c_check(ring, i, i, 10 + (i & 1));
+	/* Everything matches: cons moves up to prod. */
+	for (i = 3; i < 9; i++)
+		c_put(ring, i, 42);
+	assert_int_equal(c_compact(ring, 3, 9, 42), 9);
+	/* A full ring, none kept but the last. */
+	for (i = 0; i < C_NUM; i++)
+		c_put(ring, 100 + i, i == C_NUM - 1 ? 1 : 2);
+	assert_int_equal(c_compact(ring, 100, 100 + C_NUM, 2), 107);
+	c_check(ring, 107, 107, 1);
+}
+
+/* Mixed, across the 2^32 wrap: the kept entries end next to prod. */
+static void test_compact_wrap(void **state)
+{
+	static const uint32_t qpn[7] = { 9, 4, 9, 9, 5, 4, 9 };
+	uint8_t ring[C_NUM * C_STRIDE];
+	uint32_t cons = 0xfffffffdu, prod = cons + 7, i, at;
+
+	(void)state;
+	memset(ring, 0xee, sizeof(ring));
+	for (i = 0; i < 7; i++)
+		c_put(ring, cons + i, qpn[i]);
+	assert_int_equal(c_compact(ring, cons, prod, 9), cons + 4);
+	/* Kept, oldest first: 4 (index cons+1), 5 (cons+4), 4 (cons+5). */
+	c_check(ring, cons + 4, cons + 1, 4);
+	c_check(ring, cons + 5, cons + 4, 5);
+	c_check(ring, cons + 6, cons + 5, 4);
+	/* The slot past prod, never produced, is untouched. */
+	at = prod & (C_NUM - 1);
+	for (i = 0; i < C_STRIDE; i++)
+		assert_int_equal(ring[at * C_STRIDE + i], 0xee);
+	/* Again with what is left: drop the 4s, the 5 stays at the top. */
+	assert_int_equal(c_compact(ring, cons + 4, prod, 4), cons + 6);
+	c_check(ring, cons + 6, cons + 4, 5);
+}
+
+/* Only the field at @key_off counts: a tag equal to the key is kept. */
+static void test_compact_key_field(void **state)
+{
+	uint8_t ring[C_NUM * C_STRIDE];
+
+	(void)state;
+	c_put(ring, 0, 1);	/* tag 0 */
+	c_put(ring, 1, 0);	/* tag 1, QP 0 */
+	c_put(ring, 2, 2);	/* tag 2 */
+	assert_int_equal(c_compact(ring, 0, 3, 0), 1);
+	c_check(ring, 1, 0, 1);
+	c_check(ring, 2, 2, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -249,6 +356,9 @@ int main(void)
 		cmocka_unit_test(test_walk),
 		cmocka_unit_test(test_peer_prod),
 		cmocka_unit_test(test_peer_cons),
+		cmocka_unit_test(test_compact_none_all),
+		cmocka_unit_test(test_compact_wrap),
+		cmocka_unit_test(test_compact_key_field),
 	};
 
 	return cmocka_run_group_tests_name("ring", tests, NULL, NULL);

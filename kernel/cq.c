@@ -189,6 +189,7 @@ void vroce_cq_purge(struct vroce_cq *cq, u32 qpn)
 
 	if (cq->ibcq.uobject)
 		return;
+	/* A kernel ring's indices are the kernel's: own - cons <= entries. */
 	spin_lock_irqsave(&cq->lock, flags);
 	ring->hdr->cons = vroce_ring_compact(ring->buf +
 					     VROCE_RING_ENTRIES_OFFSET,

@@ -143,9 +143,10 @@ static inline vr_u32 vroce_ring_compact(vr_u8 *entries, vr_u32 num,
 		__builtin_memcpy(&val, from + key_off, sizeof(val));
 		if (val == key)
 			continue;
-		if (--dst != src)
-			__builtin_memcpy(vroce_ring_at(entries, num, stride, dst),
-					 from, stride);
+		if (--dst == src)
+			continue;
+		__builtin_memcpy(vroce_ring_at(entries, num, stride, dst),
+				 from, stride);
 	}
 	return dst;
 }

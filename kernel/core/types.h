@@ -4,8 +4,9 @@
  *
  * Base types of the protocol core.
  *
- * The core builds both inside the kernel module and into host unit tests,
- * so it includes no system header at all. The fixed-width types below are
+ * The core builds both inside the kernel module and into host unit tests
+ * (and the provider includes ring.h), so it includes no system header at
+ * all. The fixed-width types below are
  * spelled out from the compiler's own types; they are the same types the
  * kernel uses for u8/u16/u32/u64 (the kernel is int-ll64 on every arch),
  * so pointers to either mix without casts.

@@ -274,20 +274,41 @@ static void c_check(const uint8_t *ring, uint32_t idx, uint32_t tag,
 		assert_int_equal(e[i], (uint8_t)(tag * 7 + 1));
 }
 
+/*
+ * The ring sits between two guards of C_GUARD bytes that the compaction
+ * must leave as they are.
+ */
+#define C_GUARD		16u
+#define C_BUF		(C_GUARD + C_NUM * C_STRIDE + C_GUARD)
+
+static uint8_t *c_ring(uint8_t *buf)
+{
+	memset(buf, 0xa5, C_GUARD);
+	memset(buf + C_BUF - C_GUARD, 0xa5, C_GUARD);
+	return buf + C_GUARD;
+}
+
 static uint32_t c_compact(uint8_t *ring, uint32_t cons, uint32_t prod,
 			  uint32_t qpn)
 {
-	return vroce_ring_compact(ring, C_NUM, C_STRIDE, cons, prod,
-				  C_KEY_OFF, qpn);
+	uint32_t ret, i;
+
+	ret = vroce_ring_compact(ring, C_NUM, C_STRIDE, cons, prod,
+				 C_KEY_OFF, qpn);
+	for (i = 0; i < C_GUARD; i++) {
+		assert_int_equal(ring[(int)i - (int)C_GUARD], 0xa5);
+		assert_int_equal(ring[C_NUM * C_STRIDE + i], 0xa5);
+	}
+	return ret;
 }
 
 static void test_compact_none_all(void **state)
 {
-	uint8_t ring[C_NUM * C_STRIDE];
+	uint8_t buf[C_BUF], *ring = c_ring(buf);
 	uint32_t i;
 
 	(void)state;
-	memset(ring, 0, sizeof(ring));
+	memset(ring, 0, C_NUM * C_STRIDE);
 	/* Empty: nothing to look at. */
 	assert_int_equal(c_compact(ring, 5, 5, 0), 5);
 	/* Nothing matches: cons stays, every entry where it was. */
@@ -311,11 +332,11 @@ static void test_compact_none_all(void **state)
 static void test_compact_wrap(void **state)
 {
 	static const uint32_t qpn[7] = { 9, 4, 9, 9, 5, 4, 9 };
-	uint8_t ring[C_NUM * C_STRIDE];
+	uint8_t buf[C_BUF], *ring = c_ring(buf);
 	uint32_t cons = 0xfffffffdu, prod = cons + 7, i, at;
 
 	(void)state;
-	memset(ring, 0xee, sizeof(ring));
+	memset(ring, 0xee, C_NUM * C_STRIDE);
 	for (i = 0; i < 7; i++)
 		c_put(ring, cons + i, qpn[i]);
 	assert_int_equal(c_compact(ring, cons, prod, 9), cons + 4);
@@ -332,18 +353,33 @@ static void test_compact_wrap(void **state)
 	c_check(ring, cons + 6, cons + 4, 5);
 }
 
-/* Only the field at @key_off counts: a tag equal to the key is kept. */
+/*
+ * Only the field at @key_off counts, all 32 bits of it: a tag equal to
+ * the key is kept, and so are QP numbers that differ from it only in a
+ * high byte.
+ */
 static void test_compact_key_field(void **state)
 {
-	uint8_t ring[C_NUM * C_STRIDE];
+	uint8_t buf[C_BUF], *ring = c_ring(buf);
 
 	(void)state;
-	c_put(ring, 0, 1);	/* tag 0 */
-	c_put(ring, 1, 0);	/* tag 1, QP 0 */
-	c_put(ring, 2, 2);	/* tag 2 */
+	c_put(ring, 0, 1);		/* tag 0 */
+	c_put(ring, 1, 0);		/* tag 1, QP 0 */
+	c_put(ring, 2, 2);		/* tag 2 */
 	assert_int_equal(c_compact(ring, 0, 3, 0), 1);
 	c_check(ring, 1, 0, 1);
 	c_check(ring, 2, 2, 2);
+
+	c_put(ring, 10, 0x01000009);
+	c_put(ring, 11, 9);
+	c_put(ring, 12, 0x00010009);
+	c_put(ring, 13, 0x00000109);
+	c_put(ring, 14, 0x09000000);
+	assert_int_equal(c_compact(ring, 10, 15, 9), 11);
+	c_check(ring, 11, 10, 0x01000009);
+	c_check(ring, 12, 12, 0x00010009);
+	c_check(ring, 13, 13, 0x00000109);
+	c_check(ring, 14, 14, 0x09000000);
 }
 
 int main(void)

@@ -6,10 +6,10 @@
  *
  * The core builds both inside the kernel module and into host unit tests
  * (and the provider includes ring.h), so it includes no system header at
- * all. The fixed-width types below are
- * spelled out from the compiler's own types; they are the same types the
- * kernel uses for u8/u16/u32/u64 (the kernel is int-ll64 on every arch),
- * so pointers to either mix without casts.
+ * all. The fixed-width types below are spelled out from the compiler's
+ * own types; they are the same types the kernel uses for u8/u16/u32/u64
+ * (the kernel is int-ll64 on every arch), so pointers to either mix
+ * without casts.
  *
  * They are macros, not typedefs: the kernel style forbids new typedefs.
  */

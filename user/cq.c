@@ -15,7 +15,6 @@
 #include <time.h>
 
 #include "vroce.h"
-#include "../kernel/core/ring.h"
 
 /* The CQE flags are the ibv_wc_flags bits of the same name. */
 #define VROCE_SAME_FLAG(a, b) static_assert((int)(a) == (int)(b), #a)
@@ -176,11 +175,11 @@ int vroce_poll_cq(struct ibv_cq *ibcq, int num_entries, struct ibv_wc *wc)
 	}
 
 	prod = vroce_ring_load_acquire(&cq->ring.hdr->prod);
-	avail = prod - cq->cons;
-	if (avail > cq->ring.num) {
+	if (!vroce_ring_peer_prod_ok(cq->cons, prod, cq->ring.num)) {
 		ret = -EIO;
 		goto out;
 	}
+	avail = vroce_ring_used(prod, cq->cons);
 	if (avail > (uint32_t)num_entries)
 		avail = num_entries;
 
@@ -218,7 +217,7 @@ void vroce_cq_clean(struct vroce_cq *cq, uint32_t qpn)
 	if (!cq->ring.hdr)
 		goto out;
 	prod = vroce_ring_load_acquire(&cq->ring.hdr->prod);
-	if (prod - cq->cons > cq->ring.num)
+	if (!vroce_ring_peer_prod_ok(cq->cons, prod, cq->ring.num))
 		goto out;		/* broken: poll_cq reports EIO */
 
 	cons = vroce_ring_compact(cq->ring.entries, cq->ring.num,
@@ -325,16 +324,15 @@ static uint64_t vroce_wall_offset(void)
 /* Point cur at the CQE at cons: 0, ENOENT or EIO. */
 static int vroce_cq_ex_load(struct vroce_cq *cq)
 {
-	uint32_t prod, avail;
+	uint32_t prod;
 
 	cq->cur = NULL;
 	if (!cq->ring.hdr)
 		return EIO;
 	prod = vroce_ring_load_acquire(&cq->ring.hdr->prod);
-	avail = prod - cq->cons;
-	if (avail > cq->ring.num)
+	if (!vroce_ring_peer_prod_ok(cq->cons, prod, cq->ring.num))
 		return EIO;
-	if (!avail)
+	if (vroce_ring_empty(prod, cq->cons))
 		return ENOENT;
 
 	cq->cur = vroce_ring_entry(&cq->ring, cq->cons);

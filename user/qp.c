@@ -404,10 +404,10 @@ int vroce_destroy_qp(struct ibv_qp *ibqp)
  */
 bool vroce_wq_full(struct vroce_wq *wq, uint32_t *cons)
 {
-	if (wq->prod - *cons < wq->ring.num)
+	if (!vroce_ring_full(wq->prod, *cons, wq->ring.num))
 		return false;
 	*cons = vroce_ring_load_acquire(&wq->ring.hdr->cons);
-	return wq->prod - *cons >= wq->ring.num;
+	return vroce_ring_full(wq->prod, *cons, wq->ring.num);
 }
 
 /*

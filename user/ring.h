@@ -18,6 +18,8 @@
 
 #include <rdma/vroce-abi.h>
 
+#include "../kernel/core/ring.h"
+
 struct vroce_ring {
 	struct vroce_ring_hdr *hdr;	/* start of the mapping */
 	uint8_t *entries;		/* hdr + VROCE_RING_ENTRIES_OFFSET */
@@ -44,11 +46,6 @@ static inline void *vroce_ring_entry(const struct vroce_ring *ring,
 	return ring->entries + (size_t)(idx & (ring->num - 1)) * ring->stride;
 }
 
-static inline int vroce_is_pow2(uint32_t x)
-{
-	return x && !(x & (x - 1));
-}
-
 /*
  * Map the ring the kernel described: num entries of stride bytes behind
  * the header, map_size bytes at offset of cmd_fd.  Returns 0 or an errno
@@ -61,7 +58,7 @@ static inline int vroce_ring_map(struct vroce_ring *ring, int cmd_fd,
 {
 	void *addr;
 
-	if (!vroce_is_pow2(num) || !stride ||
+	if (!vroce_ring_is_pow2(num) || !stride ||
 	    map_size < VROCE_RING_ENTRIES_OFFSET ||
 	    (map_size - VROCE_RING_ENTRIES_OFFSET) / stride < num)
 		return EPROTO;

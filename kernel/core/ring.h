@@ -16,6 +16,11 @@
  *   the kernel consumes (SQ, RQ, SRQ): peer prod - own cons in 0..entries
  *   the kernel produces (CQ):          own prod - peer cons in 0..entries
  *
+ * The provider uses the same helpers the other way round: it accepts the
+ * kernel's prod of a CQ only if vroce_ring_peer_prod_ok() holds (else
+ * polling fails with EIO, and never reads past the ring), and takes an
+ * SQ or RQ whose indices are more than a ring apart as full.
+ *
  * Every helper here works modulo 2^32, so indices wrap past 0xffffffff
  * like any other value.
  */
@@ -88,8 +93,8 @@ static inline vr_bool vroce_ring_full(vr_u32 prod, vr_u32 cons,
 }
 
 /*
- * A ring the kernel consumes: is @peer_prod, the producer index read from
- * shared memory, consistent with @own_cons, the kernel's consumer index?
+ * A ring this side consumes: is @peer_prod, the producer index read from
+ * shared memory, consistent with @own_cons, this side's consumer index?
  * It is iff it is 0..@entries ahead of @own_cons. Then
  * vroce_ring_used(peer_prod, own_cons) entries are ready to consume.
  */
@@ -101,8 +106,8 @@ static inline vr_bool vroce_ring_peer_prod_ok(vr_u32 own_cons,
 }
 
 /*
- * A ring the kernel produces into: is @peer_cons, the consumer index read
- * from shared memory, consistent with @own_prod, the kernel's producer
+ * A ring this side produces into: is @peer_cons, the consumer index read
+ * from shared memory, consistent with @own_prod, this side's producer
  * index? It is iff it is 0..@entries behind @own_prod. Then
  * vroce_ring_free(own_prod, peer_cons, entries) slots are free.
  */

@@ -486,11 +486,10 @@ static void vroce_resp_read_revoked(struct vroce_qp *qp, u32 psn, u32 msn,
  * Moves the answers that are due onto @q, in PSN order: the answers
  * waiting for the READs and atomics before res_tail, then the responses
  * of the READ at res_tail, @budget at most, and only while fewer than
- * VROCE_RESP_SKBS_HIGH are in flight. Returns the READ responses it
- * built. Caller holds the lock.
+ * VROCE_RESP_SKBS_HIGH are in flight. Caller holds the lock.
  */
-static u32 vroce_resp_fill(struct vroce_qp *qp, struct sk_buff_head *q,
-			   u32 budget)
+static void vroce_resp_fill(struct vroce_qp *qp, struct sk_buff_head *q,
+			    u32 budget)
 {
 	struct vroce_resp *resp = &qp->resp;
 	struct vroce_res *res;
@@ -528,12 +527,11 @@ static u32 vroce_resp_fill(struct vroce_qp *qp, struct sk_buff_head *q,
 			built++;
 		}
 	}
-	return built;
 }
 
 /*
- * Sends the answers that are due, @budget READ responses at most. One
- * context sends at a time; while it does, the answers others make wait
+ * Sends the answers that are due, @budget packets at most (READ responses
+ * and the answers behind them). One context sends at a time; while it does, the answers others make wait
  * on "later" (vroce_resp_busy()), so none overtakes another. Once all is
  * sent, so is a coalesced ACK that waited. Returns true if something
  * remains that only another run will send; not what waits for responses
@@ -544,7 +542,6 @@ static bool vroce_resp_push(struct vroce_qp *qp, u32 budget)
 	struct vroce_resp *resp = &qp->resp;
 	struct sk_buff_head q;
 	bool more = false;
-	u32 n;
 
 	__skb_queue_head_init(&q);
 	spin_lock_bh(&resp->lock);
@@ -554,10 +551,15 @@ static bool vroce_resp_push(struct vroce_qp *qp, u32 budget)
 	}
 	resp->tx_owner = true;
 	for (;;) {
-		n = vroce_resp_fill(qp, &q, budget);
+		vroce_resp_fill(qp, &q, budget);
 		if (skb_queue_empty(&q))
 			break;
-		budget -= n;
+		/*
+		 * Answers count too: while the lock is let go, other CPUs may
+		 * add them as fast as this loop sends them (a peer flooding
+		 * duplicates during a READ), and the loop must end.
+		 */
+		budget -= min_t(u32, budget, skb_queue_len(&q));
 		spin_unlock_bh(&resp->lock);
 		vroce_qp_xmit_queue(qp, &q);
 		spin_lock_bh(&resp->lock);

@@ -337,17 +337,17 @@ struct sk_buff *vroce_gro_next(struct vroce_dev *vdev, struct sk_buff **segs)
 		/*
 		 * Shared with a packet tap, whose copy of the chain links it by
 		 * the same ->next: leave that alone and read from a clone of
-		 * our own (its ->next is NULL). Cutting the tap's list would
-		 * leak every packet after this one when the tap frees it.
+		 * our own. Cutting the tap's list would leak every packet after
+		 * this one when the tap frees it. Only one we hold alone is
+		 * unlinked.
 		 */
-		if (!skb_shared(seg))
-			seg->next = NULL;
 		seg = skb_share_check(seg, GFP_ATOMIC);
 		if (!seg) {
 			vroce_rx_dropped(vdev, U32_MAX, -1, 0, VROCE_DROP_NOMEM,
 					 1);
 			continue;
 		}
+		seg->next = NULL;
 		__skb_push(seg, sizeof(struct udphdr));
 		return seg;
 	}

@@ -531,8 +531,9 @@ static void vroce_resp_fill(struct vroce_qp *qp, struct sk_buff_head *q,
 
 /*
  * Sends the answers that are due, @budget packets at most (READ responses
- * and the answers behind them). One context sends at a time; while it does, the answers others make wait
- * on "later" (vroce_resp_busy()), so none overtakes another. Once all is
+ * and the answers behind them). One context sends at a time; while it
+ * does, the answers others make wait on "later" (vroce_resp_busy()), so
+ * none overtakes another. Once all is
  * sent, so is a coalesced ACK that waited. Returns true if something
  * remains that only another run will send; not what waits for responses
  * in flight to be freed, whose destructor kicks the engine.

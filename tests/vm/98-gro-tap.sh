@@ -13,7 +13,8 @@
 #
 # B runs ib_write_bw -s 65536 -n 300 against A (A receives the data)
 # while A's tap reads everything. A checks that the tap read chains
-# (frames longer than the MTU) and every read worked, that vroce received packets in GRO chains
+# (frames longer than the MTU; A itself sends only small ACKs) and every
+# read worked, that vroce received packets in GRO chains
 # (rx_gro_packets), and that once the tap is closed the skbuff_head_cache
 # slab holds fewer than 2,000 more skbs than before (the run receives
 # about 19,200 packets; the leak kept nearly all of them).

@@ -251,6 +251,7 @@ static void vroce_qp_reset(struct vroce_qp *qp)
 		spin_lock_bh(&qp->rq_lock);
 		vroce_discard_ring(&qp->rq);
 		spin_unlock_bh(&qp->rq_lock);
+		WRITE_ONCE(qp->rq.hdr->notify, 0);
 	}
 	rdma_destroy_ah_attr(&qp->attrs.ah_attr);
 	memset(&qp->attrs, 0, sizeof(qp->attrs));
@@ -307,6 +308,18 @@ static void vroce_qp_sqd(struct vroce_qp *qp)
  */
 static void vroce_qp_enter_err(struct vroce_qp *qp, enum ib_qp_state cur)
 {
+	/*
+	 * The provider may not know of the move (the kernel made it): ask
+	 * for the doorbell after every post from now on (vroce-abi.h).
+	 */
+	WRITE_ONCE(qp->sq.hdr->notify, VROCE_SQ_NEEDS_WAKEUP);
+	if (vroce_qp_has_rq(qp))
+		WRITE_ONCE(qp->rq.hdr->notify, VROCE_RQ_FLUSH);
+	/*
+	 * Pairs with the provider's barrier between prod and notify: either
+	 * the flush sees a WQE posted meanwhile or its poster sees the flag.
+	 */
+	smp_mb();
 	vroce_qp_flush(qp);
 	if (qp->ibqp.srq && cur != IB_QPS_ERR)
 		vroce_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);

@@ -295,7 +295,9 @@ static bool vroce_tx_run(struct vroce_qp *qp, unsigned int budget,
 	unsigned int sent = 0;
 	int res;
 
-	WRITE_ONCE(qp->sq.hdr->notify, 0);
+	/* In ERR, every post rings the doorbell, which flushes it. */
+	if (qp->attrs.state != IB_QPS_ERR)
+		WRITE_ONCE(qp->sq.hdr->notify, 0);
 	while (budget--) {
 		res = vroce_qp_is_ud(qp) ? vroce_ud_step(qp) :
 					   vroce_req_step(qp);

@@ -9,7 +9,10 @@
  * post_recv write WQEs and publish them by advancing prod, with no system
  * call.  The kernel's send engine sleeps when it finds the SQ empty; it
  * then sets VROCE_SQ_NEEDS_WAKEUP in the SQ's notify word and post_send
- * wakes it with one POST_SEND command carrying no work requests.
+ * wakes it with one POST_SEND command carrying no work requests.  The
+ * same command flushes a QP in ERR; when the kernel moved the QP there on
+ * its own, it says so in the notify words of both rings
+ * (VROCE_SQ_NEEDS_WAKEUP, VROCE_RQ_FLUSH), and post_recv too rings.
  *
  * An XRC INI QP (IBV_QPT_XRC_SEND) has only the send queue, each of its
  * WQEs naming the remote XRC SRQ; an XRC TGT QP (IBV_QPT_XRC_RECV),
@@ -472,6 +475,22 @@ int vroce_wq_post_recv(struct vroce_wq *wq, struct ibv_recv_wr *wr,
 	return ret;
 }
 
+/*
+ * Whether the kernel asks for the doorbell after a receive: it moved the
+ * QP to ERR on its own (a remote error, retries run out), which the QP's
+ * state here does not show.  Caller has published the ring's prod.
+ */
+static bool vroce_rq_flush_asked(struct vroce_qp *qp)
+{
+	/*
+	 * Pairs with the kernel's barrier between setting VROCE_RQ_FLUSH and
+	 * flushing the ring: either it flushes our WQE or we see its flag.
+	 */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	return __atomic_load_n(&qp->rq.ring.hdr->notify, __ATOMIC_RELAXED) &
+	       VROCE_RQ_FLUSH;
+}
+
 int vroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 		    struct ibv_recv_wr **bad_wr)
 {
@@ -492,7 +511,7 @@ int vroce_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 
 	ret = vroce_wq_post_recv(&qp->rq, wr, bad_wr, &posted);
 	/* In ERR, the doorbell makes the kernel flush what was posted. */
-	if (posted && state == IBV_QPS_ERR) {
+	if (posted && (state == IBV_QPS_ERR || vroce_rq_flush_asked(qp))) {
 		db = vroce_sq_doorbell(qp);
 		if (db && !ret) {
 			*bad_wr = wr;

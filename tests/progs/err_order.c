@@ -10,7 +10,9 @@
  *
  * Cases: the server's receive MR deregistered, moved to another PD, or
  * given another translation after the receive was posted; and an RDMA
- * WRITE with an rkey that does not exist.
+ * WRITE with an rkey that does not exist. On vroce, the client then
+ * posts a receive and a SEND to its QP, which the device moved to ERR
+ * unbeknown to the provider: each must complete flushed.
  *
  *   err_order -d DEV [-g GIDIDX] [-p PORT] [-s | PEER]
  *
@@ -41,6 +43,8 @@
 #define CLIENT_RECV	100
 #define CLIENT_BAD	1
 #define CLIENT_GOOD	2
+#define CLIENT_LATE_RECV 101
+#define CLIENT_LATE_SEND 3
 #define SERVER_BAD	200
 #define SERVER_GOOD	201
 
@@ -331,7 +335,35 @@ static void server_check(struct env *e, struct end *x, enum bad_kind kind,
 		 s->ok ? "both flushed in order" : "not both flushed in order");
 }
 
-/* The client's requests and completions; one TAP line. */
+/*
+ * The QP went to ERR on the device's own (the provider's state of it is
+ * still RTS): a receive and a SEND posted now complete flushed, each.
+ */
+static void client_post_late(struct env *e, struct end *x,
+			     const struct bad_case *c)
+{
+	struct ibv_wc wc[4];
+	int got, ok;
+
+	if (e->rxe) {
+		tap_skip("%s: client: posts after the error (vroce only)",
+			 c->name);
+		return;
+	}
+	ok = !post_recv(x->qp, CLIENT_LATE_RECV, e->buf + 2 * SLOT, SLOT,
+			e->mr->lkey);
+	got = ok ? reap(x->cq, wc, 1, 5) : 0;
+	ok = got == 1 && wc[0].wr_id == CLIENT_LATE_RECV &&
+	     wc[0].status == IBV_WC_WR_FLUSH_ERR &&
+	     !post_send(e, x->qp, CLIENT_LATE_SEND, IBV_WR_SEND, MSG);
+	got += ok ? reap(x->cq, wc + 1, 1, 5) : 0;
+	ok = ok && got == 2 && wc[1].wr_id == CLIENT_LATE_SEND &&
+	     wc[1].status == IBV_WC_WR_FLUSH_ERR;
+	tap_ok(ok, "%s: client: a receive and a SEND posted after the error: %d of 2 flushed",
+	       c->name, got);
+}
+
+/* The client's requests and completions; TAP lines. */
 static void client_run(struct env *e, struct end *x, enum bad_kind kind)
 {
 	static const uint64_t flushed[] = { CLIENT_RECV, CLIENT_GOOD };
@@ -349,6 +381,8 @@ static void client_run(struct env *e, struct end *x, enum bad_kind kind)
 	check_order(wc, reap(x->cq, wc, 3, 20), CLIENT_BAD, c->client,
 		    e->peer_rxe ? c->client_rxe : c->client, flushed, 2, &s);
 	tap_ok(s.ok, "%s: client: %s", c->name, s.why);
+	if (s.ok)
+		client_post_late(e, x, c);
 }
 
 /* Both ends in this process, on one device. */

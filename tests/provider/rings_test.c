@@ -1411,6 +1411,18 @@ static void check_post_in_err(struct ibv_qp *qp)
 	unsigned int doorbells;
 	uint32_t sp, rp;
 
+	/* The kernel moves a QP to ERR on its own and says so in the RQ. */
+	store(&f->rq->hdr->cons, load(&f->rq->hdr->prod));
+	doorbells = f->doorbells;
+	tap_ok(ibv_post_recv(qp, &rwr, &bad) == 0 &&
+	       f->doorbells == doorbells,
+	       "post_recv with VROCE_RQ_FLUSH clear rings no doorbell");
+	store(&f->rq->hdr->notify, VROCE_RQ_FLUSH);
+	tap_ok(ibv_post_recv(qp, &rwr, &bad) == 0 &&
+	       f->doorbells == doorbells + 1,
+	       "...with it set (the kernel moved the QP to ERR), it does");
+	store(&f->rq->hdr->notify, 0);
+
 	store(&f->sq->hdr->cons, load(&f->sq->hdr->prod));
 	store(&f->rq->hdr->cons, load(&f->rq->hdr->prod));
 	sp = load(&f->sq->hdr->prod);

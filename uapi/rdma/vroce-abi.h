@@ -109,7 +109,8 @@ struct vroce_ring_hdr {
 	 * then rings the doorbell with a system call (see post_send below).
 	 * CQ: arm word written by the provider (VROCE_CQ_ARM_*), read by the
 	 * kernel when it adds a completion.
-	 * RQ, SRQ: unused (0).
+	 * RQ: VROCE_RQ_FLUSH, set by the kernel while the QP is in ERR.
+	 * SRQ: unused (0).
 	 */
 	__u32 notify;
 	__u32 rsvd2[15];
@@ -129,9 +130,18 @@ struct vroce_ring_hdr {
  *
  * The same doorbell also makes the kernel flush a QP in ERR: the provider
  * rings it after posting (send or receive) to a QP it moved to ERR, and
- * the kernel completes everything posted with IBV_WC_WR_FLUSH_ERR.
+ * the kernel completes everything posted with IBV_WC_WR_FLUSH_ERR. The
+ * kernel may move a QP to ERR on its own (a remote error, retries run
+ * out), which the provider does not see in its state. For that case the
+ * kernel sets VROCE_SQ_NEEDS_WAKEUP in the SQ's notify word and
+ * VROCE_RQ_FLUSH in the RQ's, issues a full barrier and only then flushes
+ * both rings; the flags stay set until the QP goes to RESET. After
+ * publishing prod of either ring the provider reads that ring's notify
+ * word (after a full barrier) and rings the doorbell if its flag is set,
+ * so no WQE posted to a QP in ERR is left unflushed.
  */
 #define VROCE_SQ_NEEDS_WAKEUP	(1U << 0)
+#define VROCE_RQ_FLUSH		(1U << 0)
 
 /*
  * CQ arming without a system call. The provider arms with

@@ -224,6 +224,11 @@ int vroce_cq_add(struct vroce_cq *cq, const struct vroce_cqe *cqe,
 		slot->timestamp = ktime_get_ns();
 		cq->ring.own++;
 		vroce_queue_publish_prod(&cq->ring);
+		/*
+		 * Pairs with the provider's barrier between arming and its
+		 * next poll: either we see the arm or it sees this CQE.
+		 */
+		smp_mb();
 		notify = vroce_cq_should_notify(cq, cqe, solicited);
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);

@@ -247,6 +247,14 @@ int vroce_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 		cq->notify = (seq << VROCE_CQ_ARM_SEQ_SHIFT) |
 			     (solicited_only ? VROCE_CQ_ARM_SOLICITED : 0);
 		vroce_ring_store_release(&cq->ring.hdr->notify, cq->notify);
+		/*
+		 * Pairs with the kernel's barrier between adding a CQE and
+		 * reading the arm: either it sees the arm, or the poll that
+		 * follows arming sees the CQE.  Without it, the store could
+		 * wait in this CPU's store buffer while that poll read prod
+		 * before the CQE, and the event would be lost.
+		 */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	} else {
 		ret = EIO;
 	}

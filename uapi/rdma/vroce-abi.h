@@ -151,7 +151,11 @@ struct vroce_ring_hdr {
  * When the kernel adds a completion to an armed CQ (for a
  * solicited-only arm: a solicited or error completion) it records the
  * sequence and signals the completion channel once. resize_cq carries the
- * notify word over into the new ring.
+ * notify word over into the new ring. Both sides issue a full barrier
+ * between their write and their read (the provider between arming and
+ * any later poll, the kernel between publishing prod and reading the
+ * arm), so that a completion added while the consumer arms is either
+ * seen by its next poll or signalled.
  */
 #define VROCE_CQ_ARM_SOLICITED	(1U << 0)
 #define VROCE_CQ_ARM_SEQ_SHIFT	1

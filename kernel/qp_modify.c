@@ -247,6 +247,8 @@ static void vroce_qp_reset(struct vroce_qp *qp)
 	if (!vroce_qp_is_ud(qp))
 		vroce_resp_reset(qp);
 	vroce_qp_reset_sq(qp);
+	/* No engine runs for it: the first post after RTS wakes one. */
+	WRITE_ONCE(qp->sq.hdr->notify, VROCE_SQ_NEEDS_WAKEUP);
 	if (vroce_qp_has_rq(qp)) {
 		spin_lock_bh(&qp->rq_lock);
 		vroce_discard_ring(&qp->rq);

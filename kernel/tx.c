@@ -295,8 +295,13 @@ static bool vroce_tx_run(struct vroce_qp *qp, unsigned int budget,
 	unsigned int sent = 0;
 	int res;
 
-	/* In ERR, every post rings the doorbell, which flushes it. */
-	if (qp->attrs.state != IB_QPS_ERR)
+	/*
+	 * Only an engine in RTS takes what is posted. In ERR every post
+	 * rings the doorbell, which flushes it; from RESET on, the first
+	 * post after RTS must wake the engine (an engine that runs before,
+	 * for the responder's READ responses, leaves the flag alone).
+	 */
+	if (qp->attrs.state == IB_QPS_RTS)
 		WRITE_ONCE(qp->sq.hdr->notify, 0);
 	while (budget--) {
 		res = vroce_qp_is_ud(qp) ? vroce_ud_step(qp) :

@@ -420,8 +420,9 @@ bool vroce_wq_full(struct vroce_wq *wq, uint32_t *cons)
  *
  * The RQ has no doorbell of its own: a receive waits for a packet.  In
  * ERR, where it must be flushed instead, post_recv rings the SQ doorbell,
- * which makes the kernel flush both queues of a QP in ERR.  Failures are
- * reported as in post_send.
+ * which makes the kernel flush both queues of a QP in ERR: in an ERR this
+ * process asked for, or one the kernel moved the QP to on its own and
+ * flagged with VROCE_RQ_FLUSH.  Failures are reported as in post_send.
  */
 /*
  * Writes the receive WRs of @wr into @wq (an RQ or an SRQ ring), with one

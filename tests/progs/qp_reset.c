@@ -5,7 +5,9 @@
  * go to RESET, which discards their posted receives without completions,
  * and are connected again, and the same traffic must go through as on a
  * new QP pair: every post succeeds, every message arrives whole, in
- * order, in the receive WQE posted for it.
+ * order, in the receive WQE posted for it. Last, one QP goes to RESET
+ * with a full SQ of SENDs waiting for acknowledgements, and the pair,
+ * connected again, must carry the same traffic.
  *
  *   qp_reset [DEVICE [ROUNDS]]   (default vroce0, 3 rounds)
  *
@@ -16,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
 
 #include "tap.h"
@@ -242,6 +245,33 @@ static void reset_round(struct env *e, unsigned int round)
 	}
 }
 
+/*
+ * RESET while SENDs wait for their acknowledgements: the other QP went to
+ * RESET first and drops them. A full SQ in flight makes the send engine
+ * wait for the completer instead of sleeping; connected again, the QP's
+ * first post must still wake it.
+ */
+static void reset_in_flight(struct env *e, unsigned int round)
+{
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_RESET };
+	struct side *s = &e->s[0];
+	struct ibv_wc wc;
+	uint32_t i;
+	int ok, n = 0;
+
+	connect_round(e, round);
+	ok = !ibv_modify_qp(e->s[1].qp, &a, IBV_QP_STATE);
+	for (i = 0; ok && i < s->sq_depth; i++)
+		ok = !post_send(e, 0, round, i);
+	/* They leave, and nothing answers (a retry waits 67 ms). */
+	usleep(20000);
+	ok = ok && !ibv_modify_qp(s->qp, &a, IBV_QP_STATE);
+	while (ibv_poll_cq(s->cq, 1, &wc) == 1)
+		n++;
+	tap_ok(ok, "round %u: QP %u to RESET with %u SENDs unacknowledged (%d completions)",
+	       round, s->qp->qp_num, s->sq_depth, n);
+}
+
 static int setup(struct env *e, const char *dev)
 {
 	size_t len = (size_t)4 * SLOTS * MSG;
@@ -298,6 +328,11 @@ int main(int argc, char **argv)
 		flow(&e, 1, round, n);
 		reset_round(&e, round);
 	}
+	reset_in_flight(&e, round);
+	connect_round(&e, ++round);
+	n = 4 * e.s[0].sq_depth + 3;
+	flow(&e, 0, round, n);
+	flow(&e, 1, round, n);
 	ibv_destroy_qp(e.s[0].qp);
 	ibv_destroy_qp(e.s[1].qp);
 	ibv_destroy_cq(e.s[0].cq);

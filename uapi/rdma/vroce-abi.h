@@ -105,8 +105,10 @@ struct vroce_ring_hdr {
 	__u32 cons;			/* written by the consumer only */
 	__u32 rsvd1[15];
 	/*
-	 * SQ: set by the kernel while its send engine sleeps; the provider
-	 * then rings the doorbell with a system call (see post_send below).
+	 * SQ: VROCE_SQ_NEEDS_WAKEUP, set by the kernel while its send
+	 * engine sleeps and while the QP is in ERR, RESET, INIT or RTR; the
+	 * provider then rings the doorbell with a system call (see post_send
+	 * below).
 	 * CQ: arm word written by the provider (VROCE_CQ_ARM_*), read by the
 	 * kernel when it adds a completion.
 	 * RQ: VROCE_RQ_FLUSH, set by the kernel while the QP is in ERR.
@@ -126,7 +128,8 @@ struct vroce_ring_hdr {
  * send engine. A send engine that is running drains the SQ until it finds
  * it empty, sets VROCE_SQ_NEEDS_WAKEUP, re-checks prod (after a full
  * barrier) and only then sleeps, so a WQE is never left behind and, under
- * load, posting needs no system call. A new QP starts with the flag set.
+ * load, posting needs no system call. A new QP starts with the flag set,
+ * and so does a QP that goes to RESET.
  *
  * The same doorbell also makes the kernel flush a QP in ERR: the provider
  * rings it after posting (send or receive) to a QP it moved to ERR, and
@@ -135,7 +138,8 @@ struct vroce_ring_hdr {
  * out), which the provider does not see in its state. For that case the
  * kernel sets VROCE_SQ_NEEDS_WAKEUP in the SQ's notify word and
  * VROCE_RQ_FLUSH in the RQ's, issues a full barrier and only then flushes
- * both rings; the flags stay set until the QP goes to RESET. After
+ * both rings. The SQ's flag stays set through RESET, INIT and RTR (the
+ * first post after RTS wakes the engine), the RQ's until RESET. After
  * publishing prod of either ring the provider reads that ring's notify
  * word (after a full barrier) and rings the doorbell if its flag is set,
  * so no WQE posted to a QP in ERR is left unflushed.

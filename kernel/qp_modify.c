@@ -372,6 +372,8 @@ static void vroce_qp_enter(struct vroce_qp *qp, enum ib_qp_state cur,
 		vroce_qp_enter_err(qp, cur);
 	else if (next == IB_QPS_SQD)
 		vroce_qp_drained(qp);
+	else if (next == IB_QPS_RTS && cur == IB_QPS_SQD)
+		vroce_tx_kick(qp);	/* what was posted in SQD goes now */
 	/* INIT, RTR and RTS let packets in: only once all is set for them. */
 	vroce_qp_set_state(qp, next);
 }

@@ -211,6 +211,13 @@ void vroce_req_reset(struct vroce_qp *qp)
 	vroce_comp_stop(qp);
 	spin_lock_bh(&req->lock);
 	vroce_req_drop_all(qp);
+	/*
+	 * Nothing is outstanding: a late response finds the requester idle
+	 * and is dropped, and an engine run before RTS has nothing to wait
+	 * for. RTS sets the PSNs anew (vroce_req_start()).
+	 */
+	req->una = req->next_psn;
+	req->psn_hi = req->next_psn;
 	/* cons is published from tail: go on from the ring's own index. */
 	req->head = qp->sq.own;
 	req->next = req->head;

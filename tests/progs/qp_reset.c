@@ -24,7 +24,12 @@
 #include "tap.h"
 #include "open_dev.h"
 
-#define DEPTH		8		/* max_send_wr and max_recv_wr asked */
+/*
+ * max_send_wr and max_recv_wr asked. At least the requester's stream depth
+ * (8 WQEs in flight), so that a full SQ in flight makes the send engine
+ * wait for the completer rather than sleep (reset_in_flight()).
+ */
+#define DEPTH		8
 #define MSG		300		/* bytes per message */
 #define SLOTS		64		/* buffers per direction and kind */
 

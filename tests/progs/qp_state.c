@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <infiniband/verbs.h>
 
 #include "tap.h"
@@ -108,10 +109,60 @@ static const char *tname(enum ibv_qp_type t)
 	return t == IBV_QPT_RC ? "RC" : t == IBV_QPT_UC ? "UC" : "UD";
 }
 
+/*
+ * A UD SEND to @qp itself, with no data; it completes once sent (the
+ * packet finds no receive and is dropped). Returns its AH, or NULL.
+ */
+static struct ibv_ah *ud_send_self(struct env *e, struct ibv_qp *qp)
+{
+	struct ibv_ah_attr aa = {
+		.is_global = 1, .port_num = 1,
+		.grh = { .sgid_index = e->gid, .hop_limit = 64 },
+	};
+	struct ibv_send_wr wr = {
+		.wr_id = 0x5d, .opcode = IBV_WR_SEND,
+		.send_flags = IBV_SEND_SIGNALED,
+	}, *bad;
+	struct ibv_ah *ah;
+
+	if (ibv_query_gid(e->ctx, 1, e->gid, &aa.grh.dgid))
+		return NULL;
+	ah = ibv_create_ah(e->pd, &aa);
+	if (!ah)
+		return NULL;
+	wr.wr.ud.ah = ah;
+	wr.wr.ud.remote_qpn = qp->qp_num;
+	wr.wr.ud.remote_qkey = 0x11111111;
+	if (ibv_post_send(qp, &wr, &bad)) {
+		ibv_destroy_ah(ah);
+		return NULL;
+	}
+	return ah;
+}
+
+/* Whether the SEND of ud_send_self() completes within 5 s. */
+static int ud_sent(struct env *e)
+{
+	struct timespec t0, t;
+	struct ibv_wc wc;
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		n = ibv_poll_cq(e->cq, 1, &wc);
+		if (n)
+			return n == 1 && wc.wr_id == 0x5d &&
+			       wc.status == IBV_WC_SUCCESS;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 5);
+	return 0;
+}
+
 static void check_path(struct env *e, enum ibv_qp_type t)
 {
 	struct ibv_qp *qp = new_qp(e, t);
 	struct ibv_qp_init_attr ia;
+	struct ibv_ah *ah;
 	struct ibv_qp_attr a;
 	int ret;
 
@@ -168,8 +219,17 @@ static void check_path(struct env *e, enum ibv_qp_type t)
 	       "%s: query_qp returns the values set", tname(t));
 	tap_ok(!to_state(qp, IBV_QPS_SQD) && qp_state(qp) == IBV_QPS_SQD,
 	       "%s: RTS->SQD", tname(t));
+	/* SQD takes posts and holds them; RTS sends them. */
+	ah = t == IBV_QPT_UD ? ud_send_self(e, qp) : NULL;
 	tap_ok(!to_state(qp, IBV_QPS_RTS) && qp_state(qp) == IBV_QPS_RTS,
 	       "%s: SQD->RTS", tname(t));
+	if (t == IBV_QPT_UD) {
+		tap_ok(ah && ud_sent(e),
+		       "%s: a SEND posted in SQD goes out after SQD->RTS",
+		       tname(t));
+		if (ah)
+			ibv_destroy_ah(ah);
+	}
 	ret = to_state(qp, IBV_QPS_SQE);
 	tap_ok(ret == EINVAL && qp_state(qp) == IBV_QPS_RTS,
 	       "%s: RTS->SQE by the user is EINVAL (%d)", tname(t), ret);

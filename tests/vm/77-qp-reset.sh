@@ -4,7 +4,9 @@
 #
 # RC QPs used again after RESET (tests/progs/qp_reset.c): two QPs of
 # vroce0 connected to each other send more messages each way than their
-# SQs hold, go to RESET and are connected again, three times over.
+# SQs hold, go to RESET and are connected again, three times over; then
+# one goes to RESET with a full SQ of SENDs unacknowledged, and the pair,
+# connected again, must carry the same traffic.
 #
 # vm: timeout=300
 

@@ -283,11 +283,11 @@ int vroce_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	err = vroce_kpost_recv_ring(&qp->rq, qp->cap.max_recv_sge, wr, bad_wr);
 	spin_unlock_irqrestore(&qp->rq_lock, flags);
 	/*
-	 * ib_drain_rq(): a receive posted in ERR completes flushed. Pairs
-	 * with the barrier of a move to ERR between the state and its flush:
-	 * either the flush sees this receive or we see the state.
+	 * ib_drain_rq(): a receive posted in ERR completes flushed. rq_lock
+	 * orders this against a move to ERR, which sets the state before its
+	 * flush takes the lock: either the flush sees this receive or we see
+	 * the state.
 	 */
-	smp_mb();
 	if (READ_ONCE(qp->attrs.state) == IB_QPS_ERR)
 		vroce_tx_kick(qp);
 	return err;

@@ -247,6 +247,12 @@ static void vroce_qp_reset(struct vroce_qp *qp)
 	if (!vroce_qp_is_ud(qp))
 		vroce_resp_reset(qp);
 	vroce_qp_reset_sq(qp);
+	/*
+	 * A response or time-out handled before the requester went idle may
+	 * have asked for ERR: the QP connected again must not get it.
+	 */
+	qp->err_event = -1;
+	WRITE_ONCE(qp->err_pending, false);
 	/* No engine runs for it: the first post after RTS wakes one. */
 	WRITE_ONCE(qp->sq.hdr->notify, VROCE_SQ_NEEDS_WAKEUP);
 	if (vroce_qp_has_rq(qp)) {

@@ -70,6 +70,7 @@ static void __exit vroce_exit(void)
 	vroce_ack_exit();
 	vroce_odp_wq_exit();
 	vroce_tx_exit();
+	vroce_txbuf_exit();
 	vroce_crc_exit();
 	pr_info("vroce: unloaded\n");
 }

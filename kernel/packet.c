@@ -63,6 +63,12 @@ u32 vroce_pkt_pack_hdr(const struct vroce_txpkt *t, u8 *buf)
 
 	if (WARN_ON_ONCE(!op || op->hdr_len > VROCE_HDR_MAX))
 		return 0;
+	/*
+	 * A head is not zeroed when it is allocated (txbuf.c): a field a pack
+	 * function refuses, or reserved bytes no one packs, must not carry
+	 * what the buffer held.
+	 */
+	memset(buf, 0, op->hdr_len);
 	vroce_bth_pack(&bth, buf, VROCE_BTH_LEN);
 	vroce_pack_ext(op, t, buf);
 	return op->hdr_len;
@@ -80,8 +86,8 @@ static struct sk_buff *vroce_pkt_alloc(const struct vroce_txpkt *t, u32 room,
 
 	if (vroce_fail_packet())
 		return NULL;
-	skb = alloc_skb(VROCE_HEADROOM + VROCE_HDR_MAX + room + VROCE_ICRC_LEN,
-			gfp);
+	skb = vroce_skb_alloc(VROCE_HEADROOM + VROCE_HDR_MAX + room +
+			      VROCE_ICRC_LEN, gfp);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, VROCE_HEADROOM);

@@ -128,12 +128,13 @@ static struct sk_buff *vroce_ud_skb(struct vroce_qp *qp,
 	u8 *p;
 
 	skb = vroce_fail_packet() ? NULL :
-	      alloc_skb(VROCE_HEADROOM + hdr + len + pad + VROCE_ICRC_LEN,
-			GFP_KERNEL);
+	      vroce_skb_alloc(VROCE_HEADROOM + hdr + len + pad +
+			      VROCE_ICRC_LEN, GFP_KERNEL);
 	if (!skb)
 		return ERR_PTR(-ENOMEM);
 	skb_reserve(skb, VROCE_HEADROOM);
 	p = skb_put(skb, hdr + len + pad);
+	memset(p, 0, hdr);	/* the head is not zeroed (txbuf.c) */
 	vroce_bth_pack(&bth, p, VROCE_BTH_LEN);
 	vroce_deth_pack(&deth, p + VROCE_BTH_LEN, VROCE_DETH_LEN);
 	if (imm)

@@ -431,7 +431,9 @@ void vroce_sgl_put(struct vroce_mr **mrs, u32 n)
 /*
  * Calls @fn(@ctx, i, addr, m) for each piece of bytes [@skip, @skip +
  * @len) of @sgl, in order: SGE i, from address addr in it, m bytes. Stops
- * at the first nonzero return of @fn and returns it.
+ * at the first nonzero return of @fn and returns it; -EFAULT if @sgl ends
+ * before byte @skip + @len (callers check lengths first: a short walk
+ * must not leave a buffer's tail unwritten unnoticed).
  */
 static int vroce_sgl_walk(const struct vroce_sgl *sgl, u32 skip, u32 len,
 			  int (*fn)(void *ctx, u32 i, u64 addr, u32 m),
@@ -453,7 +455,7 @@ static int vroce_sgl_walk(const struct vroce_sgl *sgl, u32 skip, u32 len,
 		len -= m;
 		skip = 0;
 	}
-	return 0;
+	return len ? -EFAULT : 0;
 }
 
 /* A copy between a buffer and an SGL: where it is, how it went. */
@@ -483,10 +485,10 @@ static int vroce_sgl_copy_piece(void *ctx, u32 i, u64 addr, u32 m)
 }
 
 /*
- * Moves @len bytes between @buf and @sgl from byte @skip on; -EACCES if
- * an MR of it was revoked, else -EAGAIN if a page of an ODP MR was not
- * mapped (what it held is skipped, and bytes that were to come from it
- * are zeroes in @buf).
+ * Moves @len bytes between @buf and @sgl from byte @skip on; -EFAULT if
+ * @sgl is shorter, else -EACCES if an MR of it was revoked, else -EAGAIN
+ * if a page of an ODP MR was not mapped (what it held is skipped, and
+ * bytes that were to come from it are zeroes in @buf).
  */
 static int vroce_sgl_copy(struct vroce_sgl *sgl, u32 skip, void *buf,
 			  u32 len, bool to_mr)
@@ -494,9 +496,9 @@ static int vroce_sgl_copy(struct vroce_sgl *sgl, u32 skip, void *buf,
 	struct vroce_sgl_xfer c = {
 		.sgl = sgl, .buf = buf, .to_mr = to_mr,
 	};
+	int err = vroce_sgl_walk(sgl, skip, len, vroce_sgl_copy_piece, &c);
 
-	vroce_sgl_walk(sgl, skip, len, vroce_sgl_copy_piece, &c);
-	return c.err;
+	return err ?: c.err;
 }
 
 /*
@@ -718,18 +720,19 @@ static int vroce_sgl_pay_piece(void *ctx, u32 i, u64 addr, u32 m)
 }
 
 /*
- * The payload of @pkt into the SGL, from byte @skip of it on; -EACCES if
- * an MR of it was revoked (its part is skipped), else -EAGAIN if a page
- * of an ODP MR was not mapped.
+ * The payload of @pkt into the SGL, from byte @skip of it on; -EFAULT if
+ * the SGL is shorter, else -EACCES if an MR of it was revoked (its part
+ * is skipped), else -EAGAIN if a page of an ODP MR was not mapped.
  */
 int vroce_sgl_write_pkt(struct vroce_sgl *sgl, u32 skip,
 			const struct vroce_pkt *pkt)
 {
 	struct vroce_sgl_pay w = { .sgl = sgl };
+	int err;
 
 	vroce_pay_pos_init(&w.pos, pkt);
-	vroce_sgl_walk(sgl, skip, pkt->paylen, vroce_sgl_pay_piece, &w);
-	return w.err;
+	err = vroce_sgl_walk(sgl, skip, pkt->paylen, vroce_sgl_pay_piece, &w);
+	return err ?: w.err;
 }
 
 /*
@@ -824,8 +827,8 @@ bool vroce_sgl_odp_missing(const struct vroce_sgl *sgl, u32 skip, u32 len,
 {
 	struct vroce_sgl_odp o = { .sgl = sgl, .pos = skip };
 
-	if (!sgl->odp || !vroce_sgl_walk(sgl, skip, len, vroce_sgl_odp_piece,
-					 &o))
+	if (!sgl->odp || vroce_sgl_walk(sgl, skip, len, vroce_sgl_odp_piece,
+					&o) != 1)
 		return false;
 	refcount_inc(&o.mr->ref);
 	*mr = o.mr;
@@ -846,8 +849,8 @@ int vroce_sgl_odp_missed(const struct vroce_sgl *sgl, u32 skip, u32 len)
 {
 	struct vroce_sgl_odp o = { .sgl = sgl };
 
-	if (!sgl->odp || !vroce_sgl_walk(sgl, skip, len, vroce_sgl_odp_piece,
-					 &o))
+	if (!sgl->odp || vroce_sgl_walk(sgl, skip, len, vroce_sgl_odp_piece,
+					&o) != 1)
 		return -EAGAIN;
 	return vroce_odp_missed(o.mr, o.iova, o.n, o.n);
 }

@@ -684,10 +684,12 @@ int vroce_advise_mr(struct ib_pd *ibpd, enum ib_uverbs_advise_mr_advice advice,
 		    u32 flags, struct ib_sge *sg_list, u32 num_sge,
 		    struct uverbs_attr_bundle *attrs);
 
-/* packet.c: building packets, transmit of connected QPs */
-u32 vroce_pkt_pack_hdr(const struct vroce_txpkt *t, u8 *buf);
+/* txbuf.c: heads of outgoing skbs, cut from per-CPU pages used again */
 struct sk_buff *vroce_skb_alloc(unsigned int size, gfp_t gfp);
 void vroce_txbuf_exit(void);
+
+/* packet.c: building packets, transmit of connected QPs */
+u32 vroce_pkt_pack_hdr(const struct vroce_txpkt *t, u8 *buf);
 struct sk_buff *vroce_pkt_build(const struct vroce_txpkt *t, u8 **payload,
 				gfp_t gfp);
 struct sk_buff *vroce_pkt_build_sgl(const struct vroce_txpkt *t,

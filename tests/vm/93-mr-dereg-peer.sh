@@ -91,7 +91,9 @@ tap_result $? "the victim's side of the veth sends 8 Mbit/s"
 ip netns exec pk python3 "$craft" read "$peer" "$me" "$dqpn" "$psn" \
 	"$drkey" "$dva" $((4 << 20)) 30 >/tmp/mr_dereg.read 2>&1 &
 reader=$!
-sleep 1
+# Only once the READ is being answered: a python slow to start under
+# load would otherwise send its READ after the MR is gone.
+wait_for 30 grep -q "first response" /tmp/mr_dereg.read
 touch "$go/5"
 wait "$reader"
 tap_result $? "the READ of 4 MiB ends with a remote access error NAK once its MR is deregistered: $(tr '\n' ';' </tmp/mr_dereg.read) $(grep "dereg4 returned" "$log")"

@@ -26,7 +26,8 @@
 #       send an RDMA READ Request for LEN bytes at VA, then count the READ
 #       responses for up to SECONDS: succeed if, after at least one
 #       response and before the last one, a remote access error NAK
-#       (0x62) ends the READ
+#       (0x62) ends the READ; prints "first response" (flushed) when the
+#       first one comes, for the caller to deregister the MR only then
 import os
 import socket
 import struct
@@ -123,6 +124,8 @@ def read(src, dst, qpn, psn, rkey, va, length, seconds):
         rpsn = struct.unpack("!I", bth[8:12])[0] & 0xffffff
         if OP_READ_RESP_FIRST <= op <= OP_READ_RESP_ONLY:
             responses += 1
+            if responses == 1:
+                print("first response", flush=True)
             continue
         if op == OP_ACK:
             syn = ip[ihl + 20]

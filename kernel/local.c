@@ -35,7 +35,8 @@ bool vroce_local_wanted(const struct vroce_qp *qp, bool inline_data)
  * Fills @lp with the headers of @t and the spans of bytes [@off, @off +
  * t->paylen) of @sgl, holding their MRs. 0; -EACCES if an MR of the span
  * was deregistered (nothing goes out); -E2BIG if the payload has too many
- * pieces (the caller builds an skb instead).
+ * pieces (the caller builds an skb instead); -EFAULT if @sgl is shorter
+ * (never, with the lengths checked).
  */
 int vroce_local_prepare(struct vroce_local_pkt *lp,
 			const struct vroce_txpkt *t, struct vroce_sgl *sgl,

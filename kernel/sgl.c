@@ -455,7 +455,10 @@ static int vroce_sgl_walk(const struct vroce_sgl *sgl, u32 skip, u32 len,
 		len -= m;
 		skip = 0;
 	}
-	return len ? -EFAULT : 0;
+	/* A caller that checked the length first never gets here. */
+	if (WARN_ON_ONCE(len))
+		return -EFAULT;
+	return 0;
 }
 
 /* A copy between a buffer and an SGL: where it is, how it went. */
@@ -486,9 +489,10 @@ static int vroce_sgl_copy_piece(void *ctx, u32 i, u64 addr, u32 m)
 
 /*
  * Moves @len bytes between @buf and @sgl from byte @skip on; -EFAULT if
- * @sgl is shorter, else -EACCES if an MR of it was revoked, else -EAGAIN
- * if a page of an ODP MR was not mapped (what it held is skipped, and
- * bytes that were to come from it are zeroes in @buf).
+ * @sgl is shorter (bytes of @buf it did not reach are zeroes), else
+ * -EACCES if an MR of it was revoked, else -EAGAIN if a page of an ODP MR
+ * was not mapped (what it held is skipped, and bytes that were to come
+ * from it are zeroes in @buf).
  */
 static int vroce_sgl_copy(struct vroce_sgl *sgl, u32 skip, void *buf,
 			  u32 len, bool to_mr)
@@ -498,6 +502,8 @@ static int vroce_sgl_copy(struct vroce_sgl *sgl, u32 skip, void *buf,
 	};
 	int err = vroce_sgl_walk(sgl, skip, len, vroce_sgl_copy_piece, &c);
 
+	if (err && !to_mr)
+		memset(c.buf, 0, (u8 *)buf + len - c.buf);
 	return err ?: c.err;
 }
 
@@ -594,6 +600,7 @@ static int vroce_sgl_hold_piece(void *ctx, u32 i, u64 addr, u32 m)
 /*
  * Takes a reference on each MR under bytes [@skip, @skip + @len) of a
  * checked SGL and notes its spans in @lp (local.c): the number of spans,
+ * -EFAULT if the SGL is shorter (a caller's bug: it checks lengths),
  * -EACCES if one of the MRs no longer moves bytes, or -E2BIG if there are
  * more than VROCE_LOCAL_PIECES or one is an FRMR or ODP MR (then nothing
  * is held). An FRMR's pages belong to its kernel ULP, which may free them

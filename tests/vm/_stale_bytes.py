@@ -4,7 +4,8 @@
 #
 # The capture side of 94-stale-bytes.sh, run in the peer's network
 # namespace: reads the RoCEv2 packets that reach it (IPv4, raw UDP
-# socket) until the file STOP exists or SECONDS pass, and checks every
+# socket) until the file STOP exists and a second passes with nothing
+# more, or SECONDS pass, and checks every
 # UD SEND Only and RC SEND Only of 1 to 3 bytes (the ones that carry pad
 # bytes) the way a receiver that trusts nothing would: the ICRC, each
 # payload byte 0x11, each pad byte 0, the BTH's reserved byte and bits
@@ -90,9 +91,11 @@ def main(argv):
     seen = {"ud": 0, "rc": 0}
     bad = []
     end = time.monotonic() + seconds
-    while not os.path.exists(stop) and time.monotonic() < end:
-        ip = recv_roce(s, min(end, time.monotonic() + 0.5))
+    while time.monotonic() < end:
+        ip = recv_roce(s, min(end, time.monotonic() + 1))
         if ip is None:
+            if os.path.exists(stop):
+                break           # and nothing came for a second
             continue
         why, kind = problems(ip)
         if kind:

@@ -15,6 +15,8 @@
 #   veth_ns NS [ADDR FAR]    network namespace NS behind a veth: veth0
 #                            here with ADDR/24, veth1 there with FAR/24,
 #                            both up (198.51.100.1 and .2 by default)
+#   veth_vroce1 NS ADDR FAR  veth_ns NS ADDR FAR, then vroce1 on veth0 with
+#                            its RoCE v2 GID of ADDR; two TAP results
 #   hold_start DEV, hold_finish   a process holding DEV open (below)
 #   want_kind VAR DEFAULT    $kind (rxe or vroce) from $VAR, else DEFAULT;
 #                            bails out for any other
@@ -44,6 +46,14 @@ veth_ns() {
 		ip link set veth0 up &&
 		ip -n "$1" addr add "${3:-198.51.100.2}/24" dev veth1 &&
 		ip -n "$1" link set veth1 up
+}
+
+veth_vroce1() {
+	veth_ns "$@"
+	tap_result $? "a veth to a network namespace"
+	rdma_add vroce1 veth0 && vm_wait_port_active vroce1 10 &&
+		wait_for 10 vm_gid_index vroce1 "$2"
+	tap_result $? "vroce1 on veth0 ($rdma_err)"
 }
 
 link_exists() {

@@ -110,6 +110,14 @@ static void vroce_gso_seal(struct sk_buff *head, struct sk_buff *list,
 		head->data_len += skb->len;
 		head->truesize += skb->truesize;
 	}
+	/*
+	 * As in any UDP GSO skb, the UDP length of the head covers the whole
+	 * batch, as IP's will (ip_local_out()): a receiver that gets the
+	 * batch whole (a veth, loopback) would otherwise cut it to its first
+	 * packet. Segmentation gives the first packet its own length back
+	 * (8 + gso_size), the one its ICRC covers.
+	 */
+	udp_hdr(head)->len = htons(head->len - skb_transport_offset(head));
 	/* The UDP checksum stays 0, in every packet of the batch. */
 	head->ip_summed = CHECKSUM_UNNECESSARY;
 	skb_shinfo(head)->gso_size = seg;

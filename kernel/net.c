@@ -197,12 +197,12 @@ void vroce_net_exit(void)
 }
 
 static struct dst_entry *vroce_route4(struct net *net, struct net_device *ndev,
-				      __be32 saddr, __be32 daddr)
+				      const struct vroce_path *p)
 {
 	struct flowi4 fl = {
 		.flowi4_oif = ndev->ifindex,
-		.saddr = saddr,
-		.daddr = daddr,
+		.saddr = p->sip4,
+		.daddr = p->dip4,
 		.flowi4_proto = IPPROTO_UDP,
 	};
 	struct rtable *rt = ip_route_output_key(net, &fl);
@@ -211,13 +211,12 @@ static struct dst_entry *vroce_route4(struct net *net, struct net_device *ndev,
 }
 
 static struct dst_entry *vroce_route6(struct net *net, struct net_device *ndev,
-				      const struct in6_addr *saddr,
-				      const struct in6_addr *daddr)
+				      const struct vroce_path *p)
 {
 	struct flowi6 fl = {
 		.flowi6_oif = ndev->ifindex,
-		.saddr = *saddr,
-		.daddr = *daddr,
+		.saddr = p->sgid,
+		.daddr = p->dgid,
 		.flowi6_proto = IPPROTO_UDP,
 	};
 	struct dst_entry *dst;
@@ -229,6 +228,46 @@ static struct dst_entry *vroce_route6(struct net *net, struct net_device *ndev,
 		dst_release(dst);
 		return NULL;
 	}
+	return dst;
+}
+
+/*
+ * The route of @p, with a reference: from its QP's cache when it has one
+ * (RC, UC: every packet goes the same way), else looked up. A cached
+ * route that the stack has since made obsolete (a route or address
+ * change) is looked up again. The cache is per CPU: BHs stay off while
+ * it is used. Caller holds the RCU read lock.
+ */
+static struct dst_entry *vroce_route(struct net *net, struct net_device *ndev,
+				     const struct vroce_path *p)
+{
+	struct dst_entry *dst = NULL;
+	struct in6_addr saddr6;
+	struct rtable *rt;
+	__be32 saddr4;
+
+	if (!p->routes)
+		return p->ipv4 ? vroce_route4(net, ndev, p) :
+				 vroce_route6(net, ndev, p);
+	local_bh_disable();
+	if (p->ipv4) {
+		rt = dst_cache_get_ip4(p->routes, &saddr4);
+		if (rt) {
+			dst = &rt->dst;
+		} else {
+			dst = vroce_route4(net, ndev, p);
+			if (dst)
+				dst_cache_set_ip4(p->routes, dst, p->sip4);
+		}
+	} else {
+		dst = dst_cache_get_ip6(p->routes, &saddr6);
+		if (!dst) {
+			dst = vroce_route6(net, ndev, p);
+			if (dst)
+				dst_cache_set_ip6(p->routes, dst, &p->sgid);
+		}
+	}
+	local_bh_enable();
 	return dst;
 }
 
@@ -309,8 +348,7 @@ int vroce_net_push(struct vroce_dev *vdev, struct sk_buff *skb,
 	rcu_read_lock();
 	net = dev_net(ndev);
 	if (!p->loopback) {
-		dst = p->ipv4 ? vroce_route4(net, ndev, p->sip4, p->dip4) :
-				vroce_route6(net, ndev, &p->sgid, &p->dgid);
+		dst = vroce_route(net, ndev, p);
 		if (!dst) {
 			rcu_read_unlock();
 			kfree_skb(skb);

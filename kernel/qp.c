@@ -207,6 +207,9 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		err = vroce_req_init(qp);
 		if (err)
 			goto rings;
+		err = dst_cache_init(&qp->routes, GFP_KERNEL_ACCOUNT);
+		if (err)
+			goto req;
 	}
 	err = udata ? vroce_qp_resp(udata, qp) : 0;
 	if (err)
@@ -218,8 +221,10 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	atomic_inc(&vdev->n_qp);
 	return 0;
 req:
-	if (!vroce_qp_is_ud(qp))
+	if (!vroce_qp_is_ud(qp)) {
+		dst_cache_destroy(&qp->routes);
 		vroce_req_destroy(qp);
+	}
 rings:
 	vroce_queue_destroy(&qp->rq);
 	vroce_queue_destroy(&qp->sq);
@@ -278,6 +283,7 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	if (!vroce_qp_is_ud(qp)) {
 		vroce_resp_reset(qp);
 		vroce_req_destroy(qp);
+		dst_cache_destroy(&qp->routes);
 	}
 
 	/*

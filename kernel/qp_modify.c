@@ -445,7 +445,14 @@ int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		if (err)
 			goto out;
 		path.sport = vroce_udp_sport(ibqp->qp_num);
+		path.routes = &qp->routes;
 		qp->path = path;
+		/*
+		 * The route cached for the former path is not used again.
+		 * (A packet sent while the AV changes in SQD may still cache
+		 * the old one: such a packet is unordered with the change.)
+		 */
+		dst_cache_reset(&qp->routes);
 	}
 	vroce_apply(&qp->attrs, attr, mask);
 	if (mask & IB_QP_STATE)

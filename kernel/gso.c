@@ -160,12 +160,19 @@ drop:
 }
 
 /*
- * Sends the packets of @q (each BTH onward, counted) along @p, in order:
- * each stretch that may form a batch as one, the others one by one.
+ * Sends the packets of @q (each BTH onward, counted) along @path, in
+ * order: each stretch that may form a batch as one, the others one by one.
  */
 void vroce_xmit_list(struct vroce_dev *vdev, struct sk_buff_head *q,
-		     const struct vroce_path *p)
+		     const struct vroce_path *path)
 {
+	/*
+	 * One copy of the path for the list: a QP's path may change while
+	 * its responder sends (an AV change in SQD), and each packet must
+	 * take every decision (local or not, IPv4 or IPv6, the route and
+	 * the headers) from the same one.
+	 */
+	const struct vroce_path copy = *path, *p = &copy;
 	struct sk_buff *head, *skb;
 	struct sk_buff_head rest;
 	unsigned int n, bytes;

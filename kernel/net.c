@@ -233,39 +233,34 @@ static struct dst_entry *vroce_route6(struct net *net, struct net_device *ndev,
 
 /*
  * The route of @p, with a reference: from its QP's cache when it has one
- * (RC, UC: every packet goes the same way), else looked up. A cached
+ * (RC, UC, XRC: every packet goes the same way), else looked up. A cached
  * route that the stack has since made obsolete (a route or address
- * change) is looked up again. The cache is per CPU: BHs stay off while
- * it is used. Caller holds the RCU read lock.
+ * change) is looked up again, and so is one of the other IP version (put
+ * there by a packet sent while the AV changed). The cache is per CPU:
+ * BHs stay off while it is used. Caller holds the RCU read lock.
  */
 static struct dst_entry *vroce_route(struct net *net, struct net_device *ndev,
 				     const struct vroce_path *p)
 {
-	struct dst_entry *dst = NULL;
-	struct in6_addr saddr6;
-	struct rtable *rt;
-	__be32 saddr4;
+	struct dst_entry *dst;
 
 	if (!p->routes)
 		return p->ipv4 ? vroce_route4(net, ndev, p) :
 				 vroce_route6(net, ndev, p);
 	local_bh_disable();
-	if (p->ipv4) {
-		rt = dst_cache_get_ip4(p->routes, &saddr4);
-		if (rt) {
-			dst = &rt->dst;
-		} else {
-			dst = vroce_route4(net, ndev, p);
-			if (dst)
-				dst_cache_set_ip4(p->routes, dst, p->sip4);
-		}
-	} else {
-		dst = dst_cache_get_ip6(p->routes, &saddr6);
-		if (!dst) {
-			dst = vroce_route6(net, ndev, p);
-			if (dst)
-				dst_cache_set_ip6(p->routes, dst, &p->sgid);
-		}
+	dst = dst_cache_get(p->routes);
+	if (dst && dst->ops->family != (p->ipv4 ? AF_INET : AF_INET6)) {
+		dst_release(dst);
+		dst = NULL;
+	}
+	if (!dst && p->ipv4) {
+		dst = vroce_route4(net, ndev, p);
+		if (dst)
+			dst_cache_set_ip4(p->routes, dst, p->sip4);
+	} else if (!dst) {
+		dst = vroce_route6(net, ndev, p);
+		if (dst)
+			dst_cache_set_ip6(p->routes, dst, &p->sgid);
 	}
 	local_bh_enable();
 	return dst;

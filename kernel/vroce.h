@@ -126,7 +126,7 @@ struct vroce_path {
 	u16 sport;
 	u8 tclass;
 	u8 hop_limit;
-	struct dst_cache *routes;	/* RC, UC: the QP's; else NULL */
+	struct dst_cache *routes;	/* RC, UC, XRC: the QP's; else NULL */
 };
 
 /* Room in front of BTH for UDP, IP and the link layer. */
@@ -367,7 +367,7 @@ struct vroce_qp {
 	u64 tx_linger;			/* local_clock(): awake until then */
 	void *wqe_buf;			/* the engine's copy of one WQE */
 	struct vroce_path path;		/* RC, UC: the peer, set at RTR */
-	struct dst_cache routes;	/* RC, UC: the path's route; net.c */
+	struct dst_cache routes;	/* RC, UC, XRC: the path's route; net.c */
 	struct vroce_req req;		/* RC, UC */
 	struct vroce_resp resp;		/* RC, UC */
 	bool err_pending;		/* the engine moves the QP to ERR */

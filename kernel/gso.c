@@ -160,19 +160,15 @@ drop:
 }
 
 /*
- * Sends the packets of @q (each BTH onward, counted) along @path, in
- * order: each stretch that may form a batch as one, the others one by one.
+ * Sends the packets of @q (each BTH onward, counted) along @p, in order:
+ * each stretch that may form a batch as one, the others one by one. @p is
+ * the caller's copy (vroce_qp_path()), which nothing changes meanwhile:
+ * every decision for every packet (local or not, IPv4 or IPv6, the route
+ * and the headers) comes from the same path.
  */
 void vroce_xmit_list(struct vroce_dev *vdev, struct sk_buff_head *q,
-		     const struct vroce_path *path)
+		     const struct vroce_path *p)
 {
-	/*
-	 * One copy of the path for the list: a QP's path may change while
-	 * its responder sends (an AV change in SQD), and each packet must
-	 * take every decision (local or not, IPv4 or IPv6, the route and
-	 * the headers) from the same one.
-	 */
-	const struct vroce_path copy = *path, *p = &copy;
 	struct sk_buff *head, *skb;
 	struct sk_buff_head rest;
 	unsigned int n, bytes;
@@ -211,5 +207,10 @@ void vroce_qp_xmit_batch(struct vroce_qp *qp, struct sk_buff *skb)
 /* Sends what vroce_qp_xmit_batch() queued; state_lock held. */
 void vroce_qp_xmit_flush(struct vroce_qp *qp)
 {
-	vroce_xmit_list(to_vdev(qp->ibqp.device), &qp->tx_batch, &qp->path);
+	struct vroce_path p;
+
+	if (skb_queue_empty(&qp->tx_batch))
+		return;
+	vroce_qp_path(qp, &p);
+	vroce_xmit_list(to_vdev(qp->ibqp.device), &qp->tx_batch, &p);
 }

@@ -323,8 +323,12 @@ void vroce_qp_count_tx(struct vroce_qp *qp, const struct sk_buff *skb)
 void vroce_qp_xmit_queue(struct vroce_qp *qp, struct sk_buff_head *q)
 {
 	struct sk_buff *skb;
+	struct vroce_path p;
 
+	if (skb_queue_empty(q))
+		return;
 	skb_queue_walk(q, skb)
 		vroce_qp_count_tx(qp, skb);
-	vroce_xmit_list(to_vdev(qp->ibqp.device), q, &qp->path);
+	vroce_qp_path(qp, &p);
+	vroce_xmit_list(to_vdev(qp->ibqp.device), q, &p);
 }

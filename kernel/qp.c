@@ -203,6 +203,7 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			     rq_stride);
 	if (err)
 		goto buf;
+	seqlock_init(&qp->path_lock);
 	if (!vroce_qp_is_ud(qp)) {
 		err = vroce_req_init(qp);
 		if (err)

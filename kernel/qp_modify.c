@@ -446,7 +446,10 @@ int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			goto out;
 		path.sport = vroce_udp_sport(ibqp->qp_num);
 		path.routes = &qp->routes;
+		/* Readers run in softirq too: BHs off while it changes. */
+		write_seqlock_bh(&qp->path_lock);
 		qp->path = path;
+		write_sequnlock_bh(&qp->path_lock);
 		/*
 		 * The route cached for the former path is not used again.
 		 * (A packet sent while the AV changes in SQD may still cache

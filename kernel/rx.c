@@ -222,13 +222,14 @@ static enum vroce_drop vroce_rx_mcast(struct vroce_dev *vdev,
 static bool vroce_rx_from_addr(struct vroce_qp *qp, bool local, bool ipv4,
 			       __be32 saddr4, const struct in6_addr *saddr6)
 {
-	const struct vroce_path *p = &qp->path;
+	struct vroce_path p;
 
-	if (p->loopback != local)
+	vroce_qp_path(qp, &p);
+	if (p.loopback != local)
 		return false;
 	if (ipv4)
-		return p->ipv4 && saddr4 == p->dip4;
-	return !p->ipv4 && ipv6_addr_equal(saddr6, &p->dgid);
+		return p.ipv4 && saddr4 == p.dip4;
+	return !p.ipv4 && ipv6_addr_equal(saddr6, &p.dgid);
 }
 
 /* The packet comes from the peer of connected QP @qp. */

@@ -10,6 +10,7 @@
 #include <linux/hashtable.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
+#include <linux/seqlock.h>
 #include <linux/idr.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
@@ -366,7 +367,8 @@ struct vroce_qp {
 	struct sk_buff_head tx_batch;	/* its packets of one run; gso.c */
 	u64 tx_linger;			/* local_clock(): awake until then */
 	void *wqe_buf;			/* the engine's copy of one WQE */
-	struct vroce_path path;		/* RC, UC: the peer, set at RTR */
+	struct vroce_path path;		/* RC, UC, XRC: the peer, set at RTR */
+	seqlock_t path_lock;		/* path changes; vroce_qp_path() */
 	struct dst_cache routes;	/* RC, UC, XRC: the path's route; net.c */
 	struct vroce_req req;		/* RC, UC */
 	struct vroce_resp resp;		/* RC, UC */
@@ -417,6 +419,21 @@ static inline bool vroce_qp_reliable(const struct vroce_qp *qp)
 	       qp->ibqp.qp_type == IB_QPT_XRC_INI || vroce_qp_is_xrc_tgt(qp);
 }
 
+/*
+ * A consistent copy of a connected QP's path: modify_qp may change the
+ * AV (SQD to SQD) while the responder or the receive path reads it.
+ */
+static inline void vroce_qp_path(const struct vroce_qp *qp,
+				 struct vroce_path *p)
+{
+	unsigned int seq;
+
+	do {
+		seq = read_seqbegin(&qp->path_lock);
+		*p = qp->path;
+	} while (read_seqretry(&qp->path_lock, seq));
+}
+
 /* A receive queue of its own: not on an SRQ, and not XRC. */
 static inline bool vroce_qp_has_rq(const struct vroce_qp *qp)
 {
@@ -454,7 +471,9 @@ static inline bool vroce_qp_tx_linear(const struct vroce_qp *qp)
 {
 	const struct net_device *ndev = to_vdev(qp->ibqp.device)->ndev;
 
-	return !qp->path.loopback && !(READ_ONCE(ndev->features) & NETIF_F_SG);
+	/* The responder asks without the state lock: one field, either path. */
+	return !READ_ONCE(qp->path.loopback) &&
+	       !(READ_ONCE(ndev->features) & NETIF_F_SG);
 }
 
 static inline struct vroce_pd *to_vpd(struct ib_pd *ibpd)

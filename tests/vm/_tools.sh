@@ -18,6 +18,7 @@
 #   tool_problems TEXT     what tool_check printed, as TAP diagnostics
 #   tool_log FILE [N]      the last N (12) lines of a log as TAP diagnostics
 #   tool_keep FILE...      copy logs to the results directory ($VROCE_OUT)
+#   tool_state FILE PID    this side's state at a failed pair case (below)
 #   tools_pair_setup       a pair's side: the device of $kind, its port,
 #                          its GIDs in $gid4 and $gid6 (TAP lines)
 #   tools_pair_ready       tools_pair_setup on both sides; bails out unless
@@ -333,6 +334,75 @@ servers=0
 clients=0
 tool_env=()
 
+# tool_state FILE PID: what this side looked like when a pair case failed,
+# into FILE, then as TAP diagnostics: PID's process tree with each
+# thread's wait channel and kernel stack (where a hung tool waits), the
+# TCP sockets (rdma_cm's and the tools' out-of-band exchanges), eth0's
+# and the softirqs' counters, the neighbour entries, the RDMA device's
+# counters and QPs, and the kernel's last messages. Made for the rare
+# hang that does not reproduce by hand: it shows which side, which layer.
+tool_state() {
+	local f=$1 p t pids=("$2") i=0
+	while [ "$i" -lt "${#pids[@]}" ]; do
+		# shellcheck disable=SC2207 # pids are words
+		pids+=($(pgrep -P "${pids[$i]}"))
+		i=$((i + 1))
+	done
+	{
+		for p in "${pids[@]}"; do
+			for t in /proc/"$p"/task/*; do
+				[ -r "$t/stat" ] || continue
+				echo "== task ${t##*/} ($(cat "$t/comm")): $(cut -d' ' -f3 "$t/stat") $(cat "$t/wchan")"
+				sed -n '1,8p' "$t/stack" 2>/dev/null
+			done
+		done
+		echo "== ss -tanp"
+		ss -tanp
+		echo "== ip -s link show eth0"
+		ip -s -s link show eth0
+		echo "== softnet_stat"
+		cat /proc/net/softnet_stat
+		echo "== ip neigh"
+		ip neigh show dev eth0
+		echo "== rdma statistic $dev/1"
+		rdma statistic show link "$dev/1"
+		echo "== rdma resource qp"
+		rdma resource show qp link "$dev/1"
+		echo "== dmesg"
+		dmesg | tail -n 15
+	} >"$f" 2>&1
+	tap_diag "state of this side ($VROCE_ROLE):"
+	sed -n '1,120p' "$f" | sed 's/^/#   /'
+	tool_keep "$f"
+}
+
+# _pair_client LOG STATE: run the client, its output in LOG; after 120 s
+# (scaled) its state goes to STATE and it is stopped (status 124).
+_pair_client() {
+	local lim pid wd rc which
+	lim=$(vm_scaled 120)
+	"${cli[@]}" >"$1" 2>&1 &
+	pid=$!
+	sleep "$lim" &
+	wd=$!
+	wait -n -p which "$pid" "$wd"
+	rc=$?
+	if [ "$which" = "$pid" ]; then
+		kill "$wd" 2>/dev/null
+		wait "$wd" 2>/dev/null
+		return "$rc"
+	fi
+	tap_diag "timed out after $lim s: ${cli[*]}"
+	tool_state "$2" "$pid"
+	kill "$pid" 2>/dev/null
+	sleep 5 &
+	wd=$!
+	wait -n "$pid" "$wd"
+	kill -KILL "$pid" "$wd" 2>/dev/null
+	wait "$pid" "$wd" 2>/dev/null
+	return 124
+}
+
 # _pair_serve DESC: run the server of case $n, tell the client when it listens,
 # wait for it to finish. A server that outlives its client by 30 s (5 s
 # if the client failed) is stopped.
@@ -341,6 +411,9 @@ _pair_serve() {
 	tool_serve "$log" || up=1
 	vm_send "up.$n" "$up"
 	crc=$(vm_recv "done.$n" 200)
+	# The client failed while this server runs on: where does it wait?
+	[ "$crc" != 0 ] && kill -0 "$tool_pid" 2>/dev/null &&
+		tool_state "/tmp/tools.$n.srv.state" "$tool_pid"
 	tool_reap "$crc"
 	rc=$?
 	[ $rc -eq 0 ] && problems=$(tool_check server "$log")
@@ -367,7 +440,7 @@ _pair_drive() {
 		return
 	fi
 	t0=$SECONDS
-	run_timeout 120 "${cli[@]}" >"$log" 2>&1
+	_pair_client "$log" "/tmp/tools.$n.cli.state"
 	rc=$?
 	vm_send "done.$n" "$rc"
 	[ $rc -eq 0 ] && problems=$(tool_check client "$log")

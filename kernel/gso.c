@@ -161,10 +161,11 @@ drop:
 
 /*
  * Sends the packets of @q (each BTH onward, counted) along @p, in order:
- * each stretch that may form a batch as one, the others one by one. @p is
- * the caller's copy (vroce_qp_path()), which nothing changes meanwhile:
- * every decision for every packet (local or not, IPv4 or IPv6, the route
- * and the headers) comes from the same path.
+ * each stretch that may form a batch as one, the others one by one. @p
+ * does not change meanwhile (the caller's copy from vroce_qp_path(), or
+ * the QP's own under its state_lock): every decision for every packet
+ * (local or not, IPv4 or IPv6, the route and the headers) comes from the
+ * same path.
  */
 void vroce_xmit_list(struct vroce_dev *vdev, struct sk_buff_head *q,
 		     const struct vroce_path *p)
@@ -204,13 +205,14 @@ void vroce_qp_xmit_batch(struct vroce_qp *qp, struct sk_buff *skb)
 		vroce_qp_xmit_flush(qp);
 }
 
-/* Sends what vroce_qp_xmit_batch() queued; state_lock held. */
+/*
+ * Sends what vroce_qp_xmit_batch() queued. The state_lock held keeps
+ * modify_qp, the path's only writer, out: no copy of it is needed.
+ */
 void vroce_qp_xmit_flush(struct vroce_qp *qp)
 {
-	struct vroce_path p;
-
-	if (skb_queue_empty(&qp->tx_batch))
-		return;
-	vroce_qp_path(qp, &p);
-	vroce_xmit_list(to_vdev(qp->ibqp.device), &qp->tx_batch, &p);
+	lockdep_assert_held(&qp->state_lock);
+	if (!skb_queue_empty(&qp->tx_batch))
+		vroce_xmit_list(to_vdev(qp->ibqp.device), &qp->tx_batch,
+				&qp->path);
 }

@@ -80,21 +80,19 @@ void vroce_local_read(const struct vroce_local_pkt *lp, u32 pos, void *buf,
 }
 
 /*
- * Delivers @lp, a packet of @qp (state_lock held), to its local
- * destination, after what the send engine queued before it, and lets go
- * of its MRs.
+ * Delivers @lp, a packet of @qp (state_lock held: its path does not
+ * change), to its local destination, after what the send engine queued
+ * before it, and lets go of its MRs.
  */
 void vroce_local_xmit(struct vroce_qp *qp, struct vroce_local_pkt *lp)
 {
 	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
-	struct vroce_path p;
 
 	vroce_qp_xmit_flush(qp);
 	vroce_count(vdev, VROCE_CNT_TX_PACKETS, 1);
 	vroce_count(vdev, VROCE_CNT_TX_BYTES, lp->paylen);
 	vroce_count(vdev, VROCE_CNT_TX_LOCAL, 1);
-	vroce_qp_path(qp, &p);
-	vroce_rx_local_pkt(vdev, &p, lp);
+	vroce_rx_local_pkt(vdev, &qp->path, lp);
 	while (lp->n)
 		vroce_mr_put(lp->piece[--lp->n].mr);
 }

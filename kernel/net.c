@@ -232,35 +232,59 @@ static struct dst_entry *vroce_route6(struct net *net, struct net_device *ndev,
 }
 
 /*
+ * @p, a connected QP's new path (modify_qp, before it is published), gets
+ * @routes with a new generation. The generation moves first (a full
+ * barrier), then the cache is reset, then the caller publishes @p (its
+ * seqlock's write barrier orders the reset before the path): a reader
+ * with a copy of the new path sees the reset, and one with a copy of the
+ * old path no longer uses or fills the cache (vroce_route()).
+ */
+void vroce_path_new_route(struct vroce_routes *routes, struct vroce_path *p)
+{
+	p->routes = routes;
+	p->gen = atomic_inc_return(&routes->gen);
+	dst_cache_reset(&routes->cache);
+}
+
+static struct dst_entry *vroce_route_lookup(struct net *net,
+					    struct net_device *ndev,
+					    const struct vroce_path *p)
+{
+	return p->ipv4 ? vroce_route4(net, ndev, p) :
+			 vroce_route6(net, ndev, p);
+}
+
+/*
  * The route of @p, with a reference: from its QP's cache when it has one
- * (RC, UC, XRC: every packet goes the same way), else looked up. A cached
- * route that the stack has since made obsolete (a route or address
- * change) is looked up again, and so is one of the other IP version (put
- * there by a packet sent while the AV changed). The cache is per CPU:
- * BHs stay off while it is used. Caller holds the RCU read lock.
+ * (RC, UC, XRC: every packet goes the same way) and @p is of the current
+ * generation, else looked up. A cached route that the stack has since
+ * made obsolete (a route or address change) is looked up again. If the
+ * generation moved while this one was being stored (an AV change on
+ * another CPU), the cache is reset again: a route stored after
+ * modify_qp's reset, in a later jiffy, would otherwise outlive it. The
+ * cache is per CPU: BHs stay off while it is used, so no other user of
+ * this CPU's entry comes in between. Caller holds the RCU read lock.
  */
 static struct dst_entry *vroce_route(struct net *net, struct net_device *ndev,
 				     const struct vroce_path *p)
 {
+	struct vroce_routes *routes = p->routes;
 	struct dst_entry *dst;
 
-	if (!p->routes)
-		return p->ipv4 ? vroce_route4(net, ndev, p) :
-				 vroce_route6(net, ndev, p);
+	if (!routes || atomic_read(&routes->gen) != p->gen)
+		return vroce_route_lookup(net, ndev, p);
 	local_bh_disable();
-	dst = dst_cache_get(p->routes);
-	if (dst && dst->ops->family != (p->ipv4 ? AF_INET : AF_INET6)) {
-		dst_release(dst);
-		dst = NULL;
-	}
-	if (!dst && p->ipv4) {
-		dst = vroce_route4(net, ndev, p);
-		if (dst)
-			dst_cache_set_ip4(p->routes, dst, p->sip4);
-	} else if (!dst) {
-		dst = vroce_route6(net, ndev, p);
-		if (dst)
-			dst_cache_set_ip6(p->routes, dst, &p->sgid);
+	dst = dst_cache_get(&routes->cache);
+	if (!dst) {
+		dst = vroce_route_lookup(net, ndev, p);
+		if (dst && p->ipv4)
+			dst_cache_set_ip4(&routes->cache, dst, p->sip4);
+		else if (dst)
+			dst_cache_set_ip6(&routes->cache, dst, &p->sgid);
+		/* Pairs with the barrier of vroce_path_new_route(). */
+		smp_mb();
+		if (atomic_read(&routes->gen) != p->gen)
+			dst_cache_reset(&routes->cache);
 	}
 	local_bh_enable();
 	return dst;

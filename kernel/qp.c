@@ -208,7 +208,7 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		err = vroce_req_init(qp);
 		if (err)
 			goto rings;
-		err = dst_cache_init(&qp->routes, GFP_KERNEL_ACCOUNT);
+		err = dst_cache_init(&qp->routes.cache, GFP_KERNEL_ACCOUNT);
 		if (err)
 			goto req;
 	}
@@ -223,7 +223,7 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	return 0;
 req:
 	if (!vroce_qp_is_ud(qp)) {
-		dst_cache_destroy(&qp->routes);
+		dst_cache_destroy(&qp->routes.cache);
 		vroce_req_destroy(qp);
 	}
 rings:
@@ -284,7 +284,7 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	if (!vroce_qp_is_ud(qp)) {
 		vroce_resp_reset(qp);
 		vroce_req_destroy(qp);
-		dst_cache_destroy(&qp->routes);
+		dst_cache_destroy(&qp->routes.cache);
 	}
 
 	/*

@@ -445,17 +445,11 @@ int vroce_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		if (err)
 			goto out;
 		path.sport = vroce_udp_sport(ibqp->qp_num);
-		path.routes = &qp->routes;
+		vroce_path_new_route(&qp->routes, &path);
 		/* Readers run in softirq too: BHs off while it changes. */
 		write_seqlock_bh(&qp->path_lock);
 		qp->path = path;
 		write_sequnlock_bh(&qp->path_lock);
-		/*
-		 * The route cached for the former path is not used again.
-		 * (A packet sent while the AV changes in SQD may still cache
-		 * the old one: such a packet is unordered with the change.)
-		 */
-		dst_cache_reset(&qp->routes);
 	}
 	vroce_apply(&qp->attrs, attr, mask);
 	if (mask & IB_QP_STATE)

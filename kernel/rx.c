@@ -222,14 +222,21 @@ static enum vroce_drop vroce_rx_mcast(struct vroce_dev *vdev,
 static bool vroce_rx_from_addr(struct vroce_qp *qp, bool local, bool ipv4,
 			       __be32 saddr4, const struct in6_addr *saddr6)
 {
-	struct vroce_path p;
+	const struct vroce_path *p = &qp->path;
+	unsigned int seq;
+	bool from;
 
-	vroce_qp_path(qp, &p);
-	if (p.loopback != local)
-		return false;
-	if (ipv4)
-		return p.ipv4 && saddr4 == p.dip4;
-	return !p.ipv4 && ipv6_addr_equal(saddr6, &p.dgid);
+	/* Only the fields it needs, consistent with each other. */
+	do {
+		seq = read_seqbegin(&qp->path_lock);
+		if (p->loopback != local)
+			from = false;
+		else if (ipv4)
+			from = p->ipv4 && saddr4 == p->dip4;
+		else
+			from = !p->ipv4 && ipv6_addr_equal(saddr6, &p->dgid);
+	} while (read_seqretry(&qp->path_lock, seq));
+	return from;
 }
 
 /* The packet comes from the peer of connected QP @qp. */

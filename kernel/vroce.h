@@ -115,6 +115,16 @@ static inline void vroce_count(struct vroce_dev *vdev, int counter, s64 n)
 	atomic64_add(n, &vdev->counters[counter]);
 }
 
+/*
+ * A connected QP's route (net.c) and the generation of its path: each AV
+ * change bumps @gen, and a path copy of another generation neither uses
+ * nor fills the cache.
+ */
+struct vroce_routes {
+	struct dst_cache cache;
+	atomic_t gen;
+};
+
 /* Where a packet goes: addresses and header fields from an AV. */
 struct vroce_path {
 	bool ipv4;
@@ -127,7 +137,8 @@ struct vroce_path {
 	u16 sport;
 	u8 tclass;
 	u8 hop_limit;
-	struct dst_cache *routes;	/* RC, UC, XRC: the QP's; else NULL */
+	struct vroce_routes *routes;	/* RC, UC, XRC: the QP's; else NULL */
+	int gen;			/* of @routes when this path was set */
 };
 
 /* Room in front of BTH for UDP, IP and the link layer. */
@@ -369,7 +380,7 @@ struct vroce_qp {
 	void *wqe_buf;			/* the engine's copy of one WQE */
 	struct vroce_path path;		/* RC, UC, XRC: the peer, set at RTR */
 	seqlock_t path_lock;		/* path changes; vroce_qp_path() */
-	struct dst_cache routes;	/* RC, UC, XRC: the path's route; net.c */
+	struct vroce_routes routes;	/* RC, UC, XRC: the path's route */
 	struct vroce_req req;		/* RC, UC */
 	struct vroce_resp resp;		/* RC, UC */
 	bool err_pending;		/* the engine moves the QP to ERR */
@@ -783,6 +794,7 @@ bool vroce_net_moved(struct vroce_dev *vdev);
 int vroce_path_from_attr(struct vroce_dev *vdev,
 			 const struct rdma_ah_attr *attr,
 			 struct vroce_path *p);
+void vroce_path_new_route(struct vroce_routes *routes, struct vroce_path *p);
 int vroce_net_push(struct vroce_dev *vdev, struct sk_buff *skb,
 		   const struct vroce_path *p, int segs);
 int vroce_net_out(struct sk_buff *skb, const struct vroce_path *p);

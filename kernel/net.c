@@ -232,6 +232,23 @@ static struct dst_entry *vroce_route6(struct net *net, struct net_device *ndev,
 }
 
 /*
+ * dst_cache_reset(), which stores the current jiffies: an entry stored in
+ * that jiffy or before is stale. Two resets at once (an AV change and a
+ * reader that saw it) could store their jiffies out of order and so make
+ * a stale entry valid again; this one only moves the mark forward.
+ */
+static void vroce_routes_reset(struct vroce_routes *routes)
+{
+	unsigned long mark = READ_ONCE(routes->cache.reset_ts);
+	unsigned long now = jiffies;
+
+	do {
+		if (!time_after(now, mark))
+			return;
+	} while (!try_cmpxchg(&routes->cache.reset_ts, &mark, now));
+}
+
+/*
  * @p, a connected QP's new path (modify_qp, before it is published), gets
  * @routes with a new generation. The generation moves first (a full
  * barrier), then the cache is reset, then the caller publishes @p (its
@@ -243,7 +260,7 @@ void vroce_path_new_route(struct vroce_routes *routes, struct vroce_path *p)
 {
 	p->routes = routes;
 	p->gen = atomic_inc_return(&routes->gen);
-	dst_cache_reset(&routes->cache);
+	vroce_routes_reset(routes);
 }
 
 static struct dst_entry *vroce_route_lookup(struct net *net,
@@ -275,6 +292,11 @@ static struct dst_entry *vroce_route(struct net *net, struct net_device *ndev,
 		return vroce_route_lookup(net, ndev, p);
 	local_bh_disable();
 	dst = dst_cache_get(&routes->cache);
+	/* Cannot be, with the generation; a wrong family would be worse. */
+	if (dst && dst->ops->family != (p->ipv4 ? AF_INET : AF_INET6)) {
+		dst_release(dst);
+		dst = NULL;
+	}
 	if (!dst) {
 		dst = vroce_route_lookup(net, ndev, p);
 		if (dst && p->ipv4)
@@ -284,7 +306,7 @@ static struct dst_entry *vroce_route(struct net *net, struct net_device *ndev,
 		/* Pairs with the barrier of vroce_path_new_route(). */
 		smp_mb();
 		if (atomic_read(&routes->gen) != p->gen)
-			dst_cache_reset(&routes->cache);
+			vroce_routes_reset(routes);
 	}
 	local_bh_enable();
 	return dst;

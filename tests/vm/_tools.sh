@@ -335,44 +335,58 @@ clients=0
 tool_env=()
 
 # tool_state FILE PID: what this side looked like when a pair case failed,
-# into FILE, then as TAP diagnostics: PID's process tree with each
-# thread's wait channel and kernel stack (where a hung tool waits), the
-# TCP sockets (rdma_cm's and the tools' out-of-band exchanges), eth0's
-# and the softirqs' counters, the neighbour entries, the RDMA device's
-# counters and QPs, and the kernel's last messages. Made for the rare
+# into FILE, then as TAP diagnostics: the RDMA device's counters and QPs,
+# the kernel's last messages, eth0's and the softirqs' counters, the
+# neighbour entries, the TCP sockets (rdma_cm's and the tools'
+# out-of-band exchanges), and PID's process tree with each thread's wait
+# channel and kernel stack (where a hung tool waits). Made for the rare
 # hang that does not reproduce by hand: it shows which side, which layer.
+# The rdma commands query the device's QPs, which may wait for a lock the
+# hang holds: they run on their own, and what they printed within 5 s is
+# shown.
 tool_state() {
-	local f=$1 p t pids=("$2") i=0
+	local f=$1 p t st pids=("$2") i=0
+	{
+		echo "== rdma statistic $dev/1"
+		rdma statistic show link "$dev/1"
+		echo "== rdma resource qp"
+		rdma resource show qp link "$dev/1"
+		: >"$f.done"
+	} >"$f.rdma" 2>&1 &
+	disown $!
 	while [ "$i" -lt "${#pids[@]}" ]; do
 		# shellcheck disable=SC2207 # pids are words
 		pids+=($(pgrep -P "${pids[$i]}"))
 		i=$((i + 1))
 	done
+	for i in $(seq 25); do
+		[ -e "$f.done" ] && break
+		_vm_sleep
+	done
 	{
-		for p in "${pids[@]}"; do
-			for t in /proc/"$p"/task/*; do
-				[ -r "$t/stat" ] || continue
-				echo "== task ${t##*/} ($(cat "$t/comm")): $(cut -d' ' -f3 "$t/stat") $(cat "$t/wchan")"
-				sed -n '1,8p' "$t/stack" 2>/dev/null
-			done
-		done
-		echo "== ss -tanp"
-		ss -tanp
+		cat "$f.rdma"
+		[ -e "$f.done" ] || echo "(rdma did not finish in 5 s)"
+		echo "== dmesg"
+		dmesg | tail -n 15
 		echo "== ip -s link show eth0"
 		ip -s -s link show eth0
 		echo "== softnet_stat"
 		cat /proc/net/softnet_stat
 		echo "== ip neigh"
 		ip neigh show dev eth0
-		echo "== rdma statistic $dev/1"
-		rdma statistic show link "$dev/1"
-		echo "== rdma resource qp"
-		rdma resource show qp link "$dev/1"
-		echo "== dmesg"
-		dmesg | tail -n 15
+		echo "== ss -tanp"
+		ss -tanp
+		for p in "${pids[@]}"; do
+			for t in /proc/"$p"/task/*; do
+				st=$(cat "$t/stat" 2>/dev/null) || continue
+				st=${st##*) }
+				echo "== task ${t##*/} ($(cat "$t/comm")): ${st%% *} $(cat "$t/wchan")"
+				sed -n '1,8p' "$t/stack"
+			done
+		done
 	} >"$f" 2>&1
 	tap_diag "state of this side ($VROCE_ROLE):"
-	sed -n '1,120p' "$f" | sed 's/^/#   /'
+	sed -n '1,150p' "$f" | sed 's/^/#   /'
 	tool_keep "$f"
 }
 
@@ -397,8 +411,13 @@ _pair_client() {
 	kill "$pid" 2>/dev/null
 	sleep 5 &
 	wd=$!
-	wait -n "$pid" "$wd"
-	kill -KILL "$pid" "$wd" 2>/dev/null
+	which=
+	wait -n -p which "$pid" "$wd"
+	if [ "$which" = "$pid" ]; then
+		kill "$wd" 2>/dev/null
+	else
+		kill -KILL "$pid" 2>/dev/null
+	fi
 	wait "$pid" "$wd" 2>/dev/null
 	return 124
 }

@@ -11,36 +11,48 @@
 #include "vroce.h"
 #include "core/roce.h"
 
-/* Writes the extension headers of @t that @op carries, after the BTH. */
+/*
+ * Writes the extension headers of @t that @op carries, after the BTH, in
+ * wire order (the order of their VROCE_HDR_* bits, as vroce_hdr_offset()
+ * counts them).
+ */
 static void vroce_pack_ext(const struct vroce_opcode_info *op,
 			   const struct vroce_txpkt *t, u8 *bth)
 {
-	unsigned int off;
+	unsigned int hdrs = op->hdrs;
+	u8 *p = bth + VROCE_BTH_LEN;
 
-	off = vroce_hdr_offset(op, VROCE_HDR_DETH);
-	if (off)
-		vroce_deth_pack(&t->deth, bth + off, VROCE_DETH_LEN);
-	off = vroce_hdr_offset(op, VROCE_HDR_XRCETH);
-	if (off)
-		vroce_xrceth_pack(t->xrcsrq, bth + off, VROCE_XRCETH_LEN);
-	off = vroce_hdr_offset(op, VROCE_HDR_RETH);
-	if (off)
-		vroce_reth_pack(&t->reth, bth + off, VROCE_RETH_LEN);
-	off = vroce_hdr_offset(op, VROCE_HDR_ATMETH);
-	if (off)
-		vroce_atmeth_pack(&t->atmeth, bth + off, VROCE_ATMETH_LEN);
-	off = vroce_hdr_offset(op, VROCE_HDR_AETH);
-	if (off)
-		vroce_aeth_pack(&t->aeth, bth + off, VROCE_AETH_LEN);
-	off = vroce_hdr_offset(op, VROCE_HDR_ATMACK);
-	if (off)
-		vroce_atmack_pack(&t->atmack, bth + off, VROCE_ATMACK_LEN);
-	off = vroce_hdr_offset(op, VROCE_HDR_IMMDT);
-	if (off)
-		memcpy(bth + off, &t->imm, VROCE_IMMDT_LEN);
-	off = vroce_hdr_offset(op, VROCE_HDR_IETH);
-	if (off)
-		vroce_ieth_pack(t->ieth, bth + off, VROCE_IETH_LEN);
+	if (hdrs & VROCE_HDR_DETH) {
+		vroce_deth_pack(&t->deth, p, VROCE_DETH_LEN);
+		p += VROCE_DETH_LEN;
+	}
+	if (hdrs & VROCE_HDR_XRCETH) {
+		vroce_xrceth_pack(t->xrcsrq, p, VROCE_XRCETH_LEN);
+		p += VROCE_XRCETH_LEN;
+	}
+	if (hdrs & VROCE_HDR_RETH) {
+		vroce_reth_pack(&t->reth, p, VROCE_RETH_LEN);
+		p += VROCE_RETH_LEN;
+	}
+	if (hdrs & VROCE_HDR_ATMETH) {
+		vroce_atmeth_pack(&t->atmeth, p, VROCE_ATMETH_LEN);
+		p += VROCE_ATMETH_LEN;
+	}
+	if (hdrs & VROCE_HDR_AETH) {
+		vroce_aeth_pack(&t->aeth, p, VROCE_AETH_LEN);
+		p += VROCE_AETH_LEN;
+	}
+	if (hdrs & VROCE_HDR_ATMACK) {
+		vroce_atmack_pack(&t->atmack, p, VROCE_ATMACK_LEN);
+		p += VROCE_ATMACK_LEN;
+	}
+	if (hdrs & VROCE_HDR_IMMDT) {
+		memcpy(p, &t->imm, VROCE_IMMDT_LEN);
+		p += VROCE_IMMDT_LEN;
+	}
+	if (hdrs & VROCE_HDR_IETH)
+		vroce_ieth_pack(t->ieth, p, VROCE_IETH_LEN);
+	/* A CNP's reserved bytes (last) stay as zeroed. */
 }
 
 /*

@@ -259,11 +259,11 @@ unsigned int vroce_hdr_size(unsigned int hdr)
 
 unsigned int vroce_hdrs_size(unsigned int hdrs)
 {
-	unsigned int bit, size = 0;
+	unsigned int size = 0;
 
-	for (bit = 1; bit <= VROCE_HDR_ALL; bit <<= 1)
-		if (hdrs & bit)
-			size += vroce_hdr_size(bit);
+	/* One step per header present (a packet has two at most). */
+	for (hdrs &= VROCE_HDR_ALL; hdrs; hdrs &= hdrs - 1)
+		size += vroce_hdr_size(hdrs & -hdrs);
 	return size;
 }
 

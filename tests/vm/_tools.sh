@@ -263,6 +263,26 @@ tool_check() {
 	esac
 }
 
+# tool_fin_race RC LOG: the fi_pingpong run that wrote LOG and exited with
+# RC completed and checked every message, and failed only in its own
+# teardown race. pp_finalize() sends "fin" with FI_TRANSMIT_COMPLETE and
+# waits for that send's completion and for the peer's fin, then closes
+# without a handshake: a peer that has both its completions closes its
+# endpoint while this side may not have read its fin's completion yet.
+# If ofi_rxm reads the peer's shutdown event first, it closes its verbs
+# endpoint, which destroys the QP (the provider drops the QP's unread
+# completions, as mlx5's does) and reports every send it has not seen
+# complete as flushed (libfabric 1.17: prov/verbs vrb_ep_close(), rxm
+# rxm_flush_msg_cq()): fi_pingpong exits with FI_ECANCELED (125) after
+# its full result line. About one run in 60 of the RDM case under host
+# load, either device serving.
+tool_fin_race() {
+	[ "$tool_type" = fabric ] && [ "$1" = 125 ] || return 1
+	[ "$(grep -c '^\[error\]' "$2")" = 1 ] &&
+		grep -q '^\[error\] .*: cq_readerr: Work Request Flushed Error$' "$2" &&
+		[ -z "$(tool_check any "$2")" ]
+}
+
 # tool_reap CRC: the exit status of the server $tool_pid, whose client
 # exited with status CRC. A server that outlives its client by 30 s (5 s
 # if the client failed) is stopped (timeout(1), which $tool_pid is,
@@ -422,6 +442,14 @@ _pair_client() {
 	return 124
 }
 
+# _pair_fin_race LOG: tool_fin_race with this side's status $rc, said as a
+# TAP diagnostic when it is that.
+_pair_fin_race() {
+	[ "$rc" != 0 ] && tool_fin_race "$rc" "$1" || return 1
+	tap_diag "case $n: every message went through and was checked; fi_pingpong then lost its teardown race (its fin's send completion reported as flushed, status 125): not a failure of the device"
+	tool_keep "$1"
+}
+
 # _pair_serve DESC: run the server of case $n, tell the client when it listens,
 # wait for it to finish. A server that outlives its client by 30 s (5 s
 # if the client failed) is stopped.
@@ -435,6 +463,7 @@ _pair_serve() {
 		tool_state "/tmp/tools.$n.srv.state" "$tool_pid"
 	tool_reap "$crc"
 	rc=$?
+	_pair_fin_race "$log" && rc=0
 	[ $rc -eq 0 ] && problems=$(tool_check server "$log")
 	if [ $rc -eq 0 ] && [ -z "$problems" ]; then
 		tap_ok "$1: server"
@@ -461,6 +490,7 @@ _pair_drive() {
 	t0=$SECONDS
 	_pair_client "$log" "/tmp/tools.$n.cli.state"
 	rc=$?
+	_pair_fin_race "$log" && rc=0
 	vm_send "done.$n" "$rc"
 	[ $rc -eq 0 ] && problems=$(tool_check client "$log")
 	if [ $rc -eq 0 ] && [ -z "$problems" ]; then

@@ -288,9 +288,17 @@ static struct dst_entry *vroce_route(struct net *net, struct net_device *ndev,
 	struct vroce_routes *routes = p->routes;
 	struct dst_entry *dst;
 
-	if (!routes || atomic_read(&routes->gen) != p->gen)
+	if (!routes)
 		return vroce_route_lookup(net, ndev, p);
+	/*
+	 * BHs off before the generation is read: nothing on this CPU stores
+	 * a route between that check and the use of the cache.
+	 */
 	local_bh_disable();
+	if (atomic_read(&routes->gen) != p->gen) {
+		local_bh_enable();
+		return vroce_route_lookup(net, ndev, p);
+	}
 	dst = dst_cache_get(&routes->cache);
 	/* Cannot be, with the generation; a wrong family would be worse. */
 	if (dst && dst->ops->family != (p->ipv4 ? AF_INET : AF_INET6)) {

@@ -261,7 +261,7 @@ unsigned int vroce_hdrs_size(unsigned int hdrs)
 {
 	unsigned int size = 0;
 
-	/* One step per header present (a packet has two at most). */
+	/* One step per header present (three at most: XRC with IMMDT). */
 	for (hdrs &= VROCE_HDR_ALL; hdrs; hdrs &= hdrs - 1)
 		size += vroce_hdr_size(hdrs & -hdrs);
 	return size;

@@ -21,7 +21,7 @@
 # is clean. fi_pingpong's own teardown race (its fin's send completion
 # reported as flushed when the peer closed first, after every message
 # went through and was checked: tool_fin_race in _tools.sh) is said, not
-# counted as a failure.
+# counted as a failure, once per run.
 #
 # UCX 1.13's ud_verbs drops every datagram whose receive completion has
 # an SL that is not mlx5's packet type (it finds the destination GID in

@@ -239,6 +239,26 @@ qpn:
 	return err;
 }
 
+/*
+ * Waits until no packet or lookup holds @qp. Packets the stack holds go
+ * when a driver frees them; if one never does (a stalled wire), say every
+ * half minute who still holds what, rather than hang without a word.
+ */
+static void vroce_qp_wait_released(struct vroce_qp *qp)
+{
+	struct vroce_dev *vdev = to_vdev(qp->ibqp.device);
+	bool rc = !vroce_qp_is_ud(qp);
+
+	while (!wait_for_completion_timeout(&qp->released, 30 * HZ))
+		pr_warn("%s: QP %u destroy waits: %u references, %d requester and %d READ response packets in the stack (%d on the device), ACK queued %d\n",
+			dev_name(&vdev->ibdev.dev), qp->ibqp.qp_num,
+			refcount_read(&qp->ref->count),
+			rc ? atomic_read(&qp->req.stack) : 0,
+			rc ? atomic_read(&qp->resp.skbs) : 0,
+			atomic_read(&vdev->tx_stack),
+			rc ? READ_ONCE(qp->resp.ack_queued) : 0);
+}
+
 int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct vroce_dev *vdev = to_vdev(ibqp->device);
@@ -258,7 +278,7 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	qp->closing = true;
 	mutex_unlock(&qp->state_lock);
 	vroce_qp_put(qp);
-	wait_for_completion(&qp->released);
+	vroce_qp_wait_released(qp);
 	/*
 	 * Then the engine and the timers, which kick each other. The flag is
 	 * set under the requester's lock, under which the engine and the

@@ -19,8 +19,14 @@
 #include "vroce_trace.h"
 #include "core/roce.h"
 
-/* WQEs in flight from which an empty SQ is a stream's (see below). */
+/*
+ * WQEs in flight from which an empty SQ is a stream's, and for how many
+ * round trips after that (at least how long) the stream is held (see
+ * vroce_req_streaming()).
+ */
 #define VROCE_TX_STREAM_DEPTH	8
+#define VROCE_TX_STREAM_RTTS	4
+#define VROCE_TX_STREAM_MIN_US	200
 
 /* What one step of the requester sends: an skb, or a packet left unbuilt. */
 struct vroce_req_out {
@@ -196,6 +202,7 @@ void vroce_req_start(struct vroce_qp *qp)
 	req->rtt_on = false;
 	req->timer_confirm = false;
 	memset(&req->rtt, 0, sizeof(req->rtt));
+	req->stream_until = 0;
 	req->retries = qp->attrs.retry_cnt;
 	req->rnr_retries = qp->attrs.rnr_retry;
 	req->mtu = qp->resp.mtu;
@@ -398,20 +405,38 @@ static void vroce_req_check(struct vroce_qp *qp, struct vroce_swqe *sw,
 }
 
 /*
- * Whether the SQ, found empty, belongs to a stream: at least
- * VROCE_TX_STREAM_DEPTH WQEs of an RC QP are sent and wait for their
- * acknowledgement. Then the engine stops without asking for a doorbell
- * (req->blocked: the completer kicks it when an acknowledgement lets it
- * go on, and every message's last packet asks for one), so that what
- * the application posts meanwhile costs no system call and leaves
- * together, in batches, at that kick; the timers kick it if no
- * acknowledgement comes. A ping-pong or a lone request, with fewer in
- * flight, goes to sleep as on an idle ring and its next post rings the
- * doorbell at once.
+ * Whether the SQ, found empty, belongs to a stream: some WQEs of an RC QP
+ * are sent and wait for their acknowledgement, and at least
+ * VROCE_TX_STREAM_DEPTH were, now or within the last
+ * VROCE_TX_STREAM_RTTS round trips. Then the engine stops without asking
+ * for a doorbell (req->blocked: the completer kicks it when an
+ * acknowledgement lets it go on, and every message's last packet asks
+ * for one), so that what the application posts meanwhile costs no
+ * system call and leaves together, in batches, at that kick; the timers
+ * kick it if no acknowledgement comes. The stream is held for a few
+ * round trips because one acknowledgement often completes everything in
+ * flight, and the application's next posts would otherwise each ring the
+ * doorbell and go alone until the depth is reached again (measured on
+ * the wire: ib_write_bw of 64 B rang it for one message in five, and
+ * went 1.4 times faster with the stream held). A ping-pong or a lone
+ * request, or a few in flight, never reach the depth: they go to sleep
+ * as on an idle ring and their next post rings the doorbell at once.
  */
 static bool vroce_req_streaming(struct vroce_req *req)
 {
-	if (req->head - req->tail < VROCE_TX_STREAM_DEPTH)
+	u32 n = req->head - req->tail;
+	u64 now, hold_us;
+
+	if (!n)
+		return false;
+	now = local_clock();
+	if (n >= VROCE_TX_STREAM_DEPTH) {
+		hold_us = max_t(u64, VROCE_TX_STREAM_RTTS *
+					     (u64)READ_ONCE(req->rtt.srtt),
+				VROCE_TX_STREAM_MIN_US);
+		req->stream_until = now + hold_us * NSEC_PER_USEC;
+	}
+	if (time_after64(now, req->stream_until))
 		return false;
 	req->blocked = true;
 	return true;

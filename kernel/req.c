@@ -19,15 +19,6 @@
 #include "vroce_trace.h"
 #include "core/roce.h"
 
-/*
- * WQEs in flight from which an empty SQ is a stream's, and for how many
- * round trips after that (at least how long) the stream is held (see
- * vroce_req_streaming()).
- */
-#define VROCE_TX_STREAM_DEPTH	8
-#define VROCE_TX_STREAM_RTTS	4
-#define VROCE_TX_STREAM_MIN_US	200
-
 /* What one step of the requester sends: an skb, or a packet left unbuilt. */
 struct vroce_req_out {
 	u32 psn;			/* of the packet's first PSN */
@@ -405,38 +396,25 @@ static void vroce_req_check(struct vroce_qp *qp, struct vroce_swqe *sw,
 }
 
 /*
- * Whether the SQ, found empty, belongs to a stream: some WQEs of an RC QP
- * are sent and wait for their acknowledgement, and at least
- * VROCE_TX_STREAM_DEPTH were, now or within the last
- * VROCE_TX_STREAM_RTTS round trips. Then the engine stops without asking
- * for a doorbell (req->blocked: the completer kicks it when an
- * acknowledgement lets it go on, and every message's last packet asks
- * for one), so that what the application posts meanwhile costs no
- * system call and leaves together, in batches, at that kick; the timers
- * kick it if no acknowledgement comes. The stream is held for a few
- * round trips because one acknowledgement often completes everything in
- * flight, and the application's next posts would otherwise each ring the
- * doorbell and go alone until the depth is reached again (measured on
- * the wire: ib_write_bw of 64 B rang it for one message in five, and
- * went 1.4 times faster with the stream held). A ping-pong or a lone
- * request, or a few in flight, never reach the depth: they go to sleep
- * as on an idle ring and their next post rings the doorbell at once.
+ * Whether the SQ, found empty, belongs to a stream (core/ack.h,
+ * vroce_stream_waits()): then the engine stops without asking for a
+ * doorbell (req->blocked: the completer kicks it when an acknowledgement
+ * lets it go on, and every message's last packet asks for one), so that
+ * what the application posts meanwhile costs no system call and leaves
+ * together, in batches, at that kick; the timers kick it if no
+ * acknowledgement comes. The stream is held for a few round trips after
+ * it had VROCE_STREAM_DEPTH WQEs in flight: without that, when one
+ * acknowledgement completed everything, each of the application's next
+ * posts rang the doorbell and went alone until the depth was reached
+ * again (measured on the wire: ib_write_bw of 64 B rang it once per five
+ * messages, and went 1.4 times faster with the hold). A ping-pong, a
+ * lone request or a few in flight never reach the depth: the engine
+ * sleeps as on an idle ring and their next post rings the doorbell.
  */
 static bool vroce_req_streaming(struct vroce_req *req)
 {
-	u32 n = req->head - req->tail;
-	u64 now, hold_us;
-
-	if (!n)
-		return false;
-	now = local_clock();
-	if (n >= VROCE_TX_STREAM_DEPTH) {
-		hold_us = max_t(u64, VROCE_TX_STREAM_RTTS *
-					     (u64)READ_ONCE(req->rtt.srtt),
-				VROCE_TX_STREAM_MIN_US);
-		req->stream_until = now + hold_us * NSEC_PER_USEC;
-	}
-	if (time_after64(now, req->stream_until))
+	if (!vroce_stream_waits(req->head - req->tail, local_clock(),
+				READ_ONCE(req->rtt.srtt), &req->stream_until))
 		return false;
 	req->blocked = true;
 	return true;

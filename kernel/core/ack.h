@@ -96,6 +96,42 @@ static inline vr_bool vroce_ackreq_wanted(const struct vroce_ackreq_in *in)
 	return in->since + 1 >= vroce_ack_interval(in->window);
 }
 
+/*
+ * The stream rule. A requester that finds its SQ empty while WQEs it sent
+ * still wait for their acknowledgement either sleeps (the application's
+ * next post rings the doorbell, and the WQE leaves at once) or waits for
+ * the acknowledgement (the posts made meanwhile need no doorbell and
+ * leave together when it comes). It waits only in a stream: at least
+ * VROCE_STREAM_DEPTH WQEs in flight now, or at some time in the last
+ * VROCE_STREAM_RTTS round trips (VROCE_STREAM_MIN_US at least), since one
+ * acknowledgement often completes everything in flight and a stream then
+ * dips to a few WQEs before it fills again.
+ *
+ * @inflight WQEs are sent and not completed, @now_ns is the time,
+ * @srtt_us the smoothed round trip (0: none measured), and *@until_ns
+ * the end of the current stream, moved on here while the depth is
+ * reached. True if the requester waits. Nothing in flight: nothing to
+ * wait for, it sleeps.
+ */
+#define VROCE_STREAM_DEPTH	8
+#define VROCE_STREAM_RTTS	4
+#define VROCE_STREAM_MIN_US	200
+
+static inline vr_bool vroce_stream_waits(vr_u32 inflight, vr_u64 now_ns,
+					 vr_u32 srtt_us, vr_u64 *until_ns)
+{
+	vr_u64 hold_us = (vr_u64)VROCE_STREAM_RTTS * srtt_us;
+
+	if (!inflight)
+		return 0;
+	if (inflight >= VROCE_STREAM_DEPTH) {
+		if (hold_us < VROCE_STREAM_MIN_US)
+			hold_us = VROCE_STREAM_MIN_US;
+		*until_ns = now_ns + hold_us * 1000;
+	}
+	return now_ns <= *until_ns;
+}
+
 /* The window after a loss. */
 static inline vr_u32 vroce_window_shrink(vr_u32 window)
 {

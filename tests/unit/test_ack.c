@@ -190,6 +190,43 @@ static void test_few_requests(void **state)
 	assert_int_equal(run_lossless(0, 32, 64, 1), 64 / 16);
 }
 
+/* The stream rule: who waits for an ACK instead of ringing a doorbell. */
+static void test_stream(void **state)
+{
+	const vr_u64 us = 1000;
+	vr_u64 until = 0;
+
+	(void)state;
+	/* Nothing in flight: nothing to wait for. */
+	assert_false(vroce_stream_waits(0, 5 * us, 100, &until));
+	/* A few in flight, never a stream: each post rings the doorbell. */
+	assert_false(vroce_stream_waits(1, 5 * us, 100, &until));
+	assert_false(vroce_stream_waits(VROCE_STREAM_DEPTH - 1, 6 * us, 100,
+					&until));
+	assert_true(until == 0);
+	/* The depth starts a stream, held for 4 round trips of 100 us. */
+	assert_true(vroce_stream_waits(VROCE_STREAM_DEPTH, 10 * us, 100,
+				       &until));
+	assert_true(until == 10 * us + 400 * us);
+	/* It dips to one in flight: still a stream, to the end of the hold. */
+	assert_true(vroce_stream_waits(1, 200 * us, 100, &until));
+	assert_true(vroce_stream_waits(1, 410 * us, 100, &until));
+	assert_false(vroce_stream_waits(1, 411 * us, 100, &until));
+	/* Even within the hold, nothing in flight is no stream. */
+	assert_true(vroce_stream_waits(VROCE_STREAM_DEPTH, 500 * us, 100,
+				       &until));
+	assert_false(vroce_stream_waits(0, 501 * us, 100, &until));
+	/* No round trip measured, or a short one: the minimum hold. */
+	until = 0;
+	assert_true(vroce_stream_waits(64, 1000 * us, 0, &until));
+	assert_true(until == 1000 * us + VROCE_STREAM_MIN_US * us);
+	assert_true(vroce_stream_waits(64, 1000 * us, 10, &until));
+	assert_true(until == 1000 * us + VROCE_STREAM_MIN_US * us);
+	/* A long round trip holds longer. */
+	assert_true(vroce_stream_waits(64, 1000 * us, 5000, &until));
+	assert_true(until == 1000 * us + 20000 * us);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -200,6 +237,7 @@ int main(void)
 		cmocka_unit_test(test_ackreq_rules),
 		cmocka_unit_test(test_never_stalls),
 		cmocka_unit_test(test_few_requests),
+		cmocka_unit_test(test_stream),
 	};
 
 	return cmocka_run_group_tests_name("ack", tests, NULL, NULL);

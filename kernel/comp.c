@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The completer of RC QPs: ACKs, NAKs, READ responses and atomic ACKs
- * from the responder complete the requester's WQEs in order, and two
- * timers run beside it. The retransmit timer (4.096 us * 2^timeout)
- * fires when nothing was acknowledged for that long and sends the engine
- * back to the oldest unacknowledged PSN, retry_cnt times; the RNR timer
- * waits out an RNR NAK, rnr_retry times (7: forever); the back-off timer
- * restarts an engine that could not allocate a packet. A gap in what comes
- * back (an ACK past a READ whose responses were lost, a response after a
- * lost one, a sequence NAK) sends the engine back at once, once per PSN.
+ * from the responder complete the requester's WQEs in order, and timers
+ * run beside it. The retransmit timer (4.096 us * 2^timeout) fires when
+ * nothing was acknowledged for that long and sends the engine back to
+ * the oldest unacknowledged PSN, retry_cnt times; the RNR timer waits
+ * out an RNR NAK, rnr_retry times (7: forever); the back-off timer
+ * restarts an engine that could not allocate a packet; the stream timer
+ * ends a stream's wait for an ACK (req.c) when its hold ends. A gap in
+ * what comes back (an ACK past a READ whose responses were lost, a
+ * response after a lost one, a sequence NAK) sends the engine back at
+ * once, once per PSN.
  * It runs in the receive path and in timer context, under the
  * requester's lock, and never transmits: it kicks the send engine.
  *
@@ -173,11 +175,34 @@ void vroce_comp_nomem(struct vroce_qp *qp)
 		mod_timer(&qp->req.nomem_timer, jiffies + delay);
 }
 
+static void vroce_stream_timeout(struct timer_list *t)
+{
+	struct vroce_qp *qp = from_timer(qp, t, req.stream_timer);
+
+	vroce_tx_kick(qp);
+}
+
+/*
+ * The engine waits for an acknowledgement in a stream whose hold ends
+ * @left_ns from now (req.c): it is kicked then (a jiffy later at most)
+ * if none came, so the wait stays bounded when the acknowledgement was
+ * lost and the retransmit timer is long, or off. A timer that fires
+ * after an acknowledgement has kicked the engine costs one run that
+ * finds nothing. Caller holds the requester's lock.
+ */
+void vroce_comp_stream(struct vroce_qp *qp, u64 left_ns)
+{
+	if (!READ_ONCE(qp->dying))
+		mod_timer(&qp->req.stream_timer,
+			  jiffies + 1 + nsecs_to_jiffies(left_ns));
+}
+
 void vroce_comp_init(struct vroce_qp *qp)
 {
 	timer_setup(&qp->req.retry_timer, vroce_retry_timeout, 0);
 	timer_setup(&qp->req.rnr_timer, vroce_rnr_timeout, 0);
 	timer_setup(&qp->req.nomem_timer, vroce_nomem_timeout, 0);
+	timer_setup(&qp->req.stream_timer, vroce_stream_timeout, 0);
 }
 
 /* Process context, no lock: no timer runs or is armed after this. */
@@ -186,6 +211,7 @@ void vroce_comp_stop(struct vroce_qp *qp)
 	del_timer_sync(&qp->req.retry_timer);
 	del_timer_sync(&qp->req.rnr_timer);
 	del_timer_sync(&qp->req.nomem_timer);
+	del_timer_sync(&qp->req.stream_timer);
 }
 
 /* The PSN a READ or atomic waits for a response to. */

@@ -250,7 +250,7 @@ static void vroce_qp_wait_released(struct vroce_qp *qp)
 	bool rc = !vroce_qp_is_ud(qp);
 
 	while (!wait_for_completion_timeout(&qp->released, 30 * HZ))
-		pr_warn("%s: QP %u destroy waits: %u references, %d requester and %d READ response packets in the stack (%d on the device), ACK queued %d\n",
+		pr_warn_ratelimited("%s: QP %u destroy waits: %u references, %d requester and %d READ response packets in the stack (%d on the device), ACK queued %d\n",
 			dev_name(&vdev->ibdev.dev), qp->ibqp.qp_num,
 			refcount_read(&qp->ref->count),
 			rc ? atomic_read(&qp->req.stack) : 0,

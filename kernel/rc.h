@@ -78,6 +78,7 @@ struct vroce_req {
 	u32 odp_wqe;			/* the WQE that waits for them */
 	bool blocked;			/* the engine waits for the completer */
 	u64 stream_until;		/* local_clock(): a stream till then */
+	struct timer_list stream_timer;	/* kicks the engine then (req.c) */
 	unsigned long pace_flags;	/* it waits for the stack (tx_pace.c) */
 	atomic_t stack;			/* its packets the stack holds */
 	bool resynced;

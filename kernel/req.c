@@ -401,22 +401,30 @@ static void vroce_req_check(struct vroce_qp *qp, struct vroce_swqe *sw,
  * doorbell (req->blocked: the completer kicks it when an acknowledgement
  * lets it go on, and every message's last packet asks for one), so that
  * what the application posts meanwhile costs no system call and leaves
- * together, in batches, at that kick; the timers kick it if no
- * acknowledgement comes. The stream is held for a few round trips after
- * it had VROCE_STREAM_DEPTH WQEs in flight: without that, when one
- * acknowledgement completed everything, each of the application's next
- * posts rang the doorbell and went alone until the depth was reached
- * again (measured on the wire: ib_write_bw of 64 B rang it once per five
- * messages, and went 1.4 times faster with the hold). A ping-pong, a
- * lone request or a few in flight never reach the depth: the engine
- * sleeps as on an idle ring and their next post rings the doorbell.
+ * together, in batches, at that kick. The stream is held for a few
+ * round trips after it had VROCE_STREAM_DEPTH WQEs in flight: without
+ * that, when one acknowledgement completed everything, each of the
+ * application's next posts rang the doorbell and went alone until the
+ * depth was reached again (measured on the wire: ib_write_bw of 64 B rang
+ * it once per five messages, and went 1.4 times faster with the hold).
+ * A ping-pong, a lone request or a few in flight never reach the depth:
+ * the engine sleeps as on an idle ring and their next post rings the
+ * doorbell. The wait is bounded by the hold: if no acknowledgement comes
+ * (a lost one, and the QP's retransmit timer is long, or off with
+ * timeout 0), the stream timer kicks the engine when the hold ends, and
+ * the engine, no longer in a stream, takes what was posted and sleeps
+ * with need-wakeup set (comp.c). Caller holds the requester's lock.
  */
-static bool vroce_req_streaming(struct vroce_req *req)
+static bool vroce_req_streaming(struct vroce_qp *qp)
 {
-	if (!vroce_stream_waits(req->head - req->tail, local_clock(),
-				READ_ONCE(req->rtt.srtt), &req->stream_until))
+	struct vroce_req *req = &qp->req;
+	u64 now = local_clock();
+
+	if (!vroce_stream_waits(req->head - req->tail, now, req->rtt.srtt,
+				&req->stream_until))
 		return false;
 	req->blocked = true;
+	vroce_comp_stream(qp, req->stream_until - now);
 	return true;
 }
 
@@ -435,7 +443,7 @@ static int vroce_req_take(struct vroce_qp *qp)
 	 * stream waits for it.
 	 */
 	if (req->head - req->tail >= qp->sq.entries)
-		return vroce_req_streaming(req) ? VROCE_TX_WAIT : VROCE_TX_IDLE;
+		return vroce_req_streaming(qp) ? VROCE_TX_WAIT : VROCE_TX_IDLE;
 	spin_lock(&qp->sq_lock);
 	n = vroce_queue_produced(&qp->sq);
 	if (n > 0) {
@@ -445,7 +453,7 @@ static int vroce_req_take(struct vroce_qp *qp)
 	}
 	spin_unlock(&qp->sq_lock);
 	if (n <= 0)
-		return vroce_req_streaming(req) ? VROCE_TX_WAIT : VROCE_TX_IDLE;
+		return vroce_req_streaming(qp) ? VROCE_TX_WAIT : VROCE_TX_IDLE;
 	vroce_req_check(qp, vroce_swqe(qp, req->head),
 			vroce_swqe_wqe(qp, req->head));
 	req->head++;

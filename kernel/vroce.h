@@ -776,6 +776,7 @@ bool vroce_comp_rx(struct vroce_qp *qp, const struct vroce_pkt *pkt,
 		   const u8 *bth);
 void vroce_comp_arm(struct vroce_qp *qp, bool restart);
 void vroce_comp_nomem(struct vroce_qp *qp);
+void vroce_comp_stream(struct vroce_qp *qp, u64 left_ns);
 void vroce_comp_stop(struct vroce_qp *qp);
 
 /* resp.c: the responder of RC and UC QPs */

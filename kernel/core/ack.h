@@ -103,7 +103,9 @@ static inline vr_bool vroce_ackreq_wanted(const struct vroce_ackreq_in *in)
  * the acknowledgement (the posts made meanwhile need no doorbell and
  * leave together when it comes). It waits only in a stream: at least
  * VROCE_STREAM_DEPTH WQEs in flight now, or at some time in the last
- * VROCE_STREAM_RTTS round trips (VROCE_STREAM_MIN_US at least), since one
+ * VROCE_STREAM_RTTS round trips (VROCE_STREAM_MIN_US at least,
+ * VROCE_STREAM_MAX_US at most: one slow round trip must not make every
+ * later dip wait), since one
  * acknowledgement often completes everything in flight and a stream then
  * dips to a few WQEs before it fills again.
  *
@@ -116,6 +118,7 @@ static inline vr_bool vroce_ackreq_wanted(const struct vroce_ackreq_in *in)
 #define VROCE_STREAM_DEPTH	8
 #define VROCE_STREAM_RTTS	4
 #define VROCE_STREAM_MIN_US	200
+#define VROCE_STREAM_MAX_US	5000
 
 static inline vr_bool vroce_stream_waits(vr_u32 inflight, vr_u64 now_ns,
 					 vr_u32 srtt_us, vr_u64 *until_ns)
@@ -127,6 +130,8 @@ static inline vr_bool vroce_stream_waits(vr_u32 inflight, vr_u64 now_ns,
 	if (inflight >= VROCE_STREAM_DEPTH) {
 		if (hold_us < VROCE_STREAM_MIN_US)
 			hold_us = VROCE_STREAM_MIN_US;
+		if (hold_us > VROCE_STREAM_MAX_US)
+			hold_us = VROCE_STREAM_MAX_US;
 		*until_ns = now_ns + hold_us * 1000;
 	}
 	return now_ns <= *until_ns;

@@ -134,6 +134,10 @@ static int move(struct end *e, int sgid_idx, const union ibv_gid *dgid)
 			break;
 		poll(NULL, 0, 10);
 	}
+	if (a.sq_draining) {
+		tap_diag("the SQ is still draining after 1 s");
+		return -1;
+	}
 	if (move_av(e->qp, sgid_idx, dgid) || to_state(e->qp, IBV_QPS_RTS) ||
 	    query(e->qp, &a))
 		return -1;

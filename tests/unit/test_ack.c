@@ -222,9 +222,13 @@ static void test_stream(void **state)
 	assert_true(until == 1000 * us + VROCE_STREAM_MIN_US * us);
 	assert_true(vroce_stream_waits(64, 1000 * us, 10, &until));
 	assert_true(until == 1000 * us + VROCE_STREAM_MIN_US * us);
-	/* A long round trip holds longer. */
+	/* A longer round trip holds longer, up to the maximum. */
+	assert_true(vroce_stream_waits(64, 1000 * us, 1000, &until));
+	assert_true(until == 1000 * us + 4000 * us);
 	assert_true(vroce_stream_waits(64, 1000 * us, 5000, &until));
-	assert_true(until == 1000 * us + 20000 * us);
+	assert_true(until == 1000 * us + VROCE_STREAM_MAX_US * us);
+	assert_true(vroce_stream_waits(64, 1000 * us, 0xffffffff, &until));
+	assert_true(until == 1000 * us + VROCE_STREAM_MAX_US * us);
 }
 
 int main(void)

@@ -52,12 +52,15 @@ wait_for 20 vm_gid_index vroce2 192.0.2.3 &&
 tap_result $? "vroce1 and vroce2 have the GIDs of the addresses"
 vm_ib_nodes
 
-# run FAM SELF FIRST SECOND GW1: one av_move run; then FIRST leaves pr and
-# GW1's neighbour entry here goes to a MAC no one has.
+# run FAM SELF FIRST SECOND GW1 GW2: one av_move run; then FIRST leaves pr
+# and GW1's neighbour entry here goes to a MAC no one has. GW2's entry is
+# resolved first: a burst into an unresolved one may overflow its queue,
+# which would be a loss, not a wrong route.
 run() {
-	local fam=$1 self=$2 first=$3 second=$4 gw1=$5 ip=ip v
+	local fam=$1 self=$2 first=$3 second=$4 gw1=$5 gw2=$6 ip=ip v
 	local r1 r2 t1 t2 cmd
 	[ "$fam" = 6 ] && ip="ip -6"
+	busybox ping -"$fam" -c 1 -W 2 "$gw2" >/dev/null 2>&1
 	r1=$(dev_counter vroce1 retransmits)
 	r2=$(dev_counter vroce2 retransmits)
 	t1=$(dev_counter vroce1 retry_timeouts)
@@ -82,10 +85,10 @@ run() {
 	tap_result $? "IPv$fam: no retry timeout on either device ($t1 and $t2)"
 }
 
-run 4 198.51.100.1 192.0.2.2 192.0.2.3 198.51.100.2
+run 4 198.51.100.1 192.0.2.2 192.0.2.3 198.51.100.2 198.51.100.4
 # The IPv6 run's first gateway is another address: IPv4's poisoned
 # neighbour entry does not touch it.
-run 6 2001:db8:1::1 2001:db8:2::2 2001:db8:2::3 2001:db8:1::2
+run 6 2001:db8:1::1 2001:db8:2::2 2001:db8:2::3 2001:db8:1::2 2001:db8:1::4
 
 ip netns exec pr rdma link del vroce2
 tap_result $? "rdma link del vroce2"

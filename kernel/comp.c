@@ -175,17 +175,29 @@ void vroce_comp_nomem(struct vroce_qp *qp)
 		mod_timer(&qp->req.nomem_timer, jiffies + delay);
 }
 
+/*
+ * The hold ended with no acknowledgement to end the wait. Until one
+ * completes something, the engine does not hold the stream again: it
+ * takes what was posted and sleeps with need-wakeup set, so a QP whose
+ * ACK was lost (and whose retransmit timer is long, or off) is not
+ * woken every hold for nothing.
+ */
 static void vroce_stream_timeout(struct timer_list *t)
 {
 	struct vroce_qp *qp = from_timer(qp, t, req.stream_timer);
+	struct vroce_req *req = &qp->req;
 
+	spin_lock_bh(&req->lock);
+	req->stream_ended = true;
+	req->stream_end_tail = req->tail;
+	spin_unlock_bh(&req->lock);
 	vroce_tx_kick(qp);
 }
 
 /*
  * The engine waits for an acknowledgement in a stream whose hold ends
- * @left_ns from now (req.c): it is kicked then (a jiffy later at most)
- * if none came, so the wait stays bounded when the acknowledgement was
+ * @left_ns from now (req.c): it is kicked then (two jiffies later at
+ * most; never earlier) if none came, so the wait stays bounded when the acknowledgement was
  * lost and the retransmit timer is long, or off. A timer that fires
  * after an acknowledgement has kicked the engine costs one run that
  * finds nothing. Caller holds the requester's lock.
@@ -194,7 +206,7 @@ void vroce_comp_stream(struct vroce_qp *qp, u64 left_ns)
 {
 	if (!READ_ONCE(qp->dying))
 		mod_timer(&qp->req.stream_timer,
-			  jiffies + 1 + nsecs_to_jiffies(left_ns));
+			  jiffies + 2 + nsecs_to_jiffies(left_ns));
 }
 
 void vroce_comp_init(struct vroce_qp *qp)

@@ -79,6 +79,8 @@ struct vroce_req {
 	bool blocked;			/* the engine waits for the completer */
 	u64 stream_until;		/* local_clock(): a stream till then */
 	struct timer_list stream_timer;	/* kicks the engine then (req.c) */
+	bool stream_ended;		/* ... and no ACK completed anything since */
+	u32 stream_end_tail;		/* tail when it did */
 	unsigned long pace_flags;	/* it waits for the stack (tx_pace.c) */
 	atomic_t stack;			/* its packets the stack holds */
 	bool resynced;

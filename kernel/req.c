@@ -194,6 +194,7 @@ void vroce_req_start(struct vroce_qp *qp)
 	req->timer_confirm = false;
 	memset(&req->rtt, 0, sizeof(req->rtt));
 	req->stream_until = 0;
+	req->stream_ended = false;
 	req->retries = qp->attrs.retry_cnt;
 	req->rnr_retries = qp->attrs.rnr_retry;
 	req->mtu = qp->resp.mtu;
@@ -412,14 +413,21 @@ static void vroce_req_check(struct vroce_qp *qp, struct vroce_swqe *sw,
  * doorbell. The wait is bounded by the hold: if no acknowledgement comes
  * (a lost one, and the QP's retransmit timer is long, or off with
  * timeout 0), the stream timer kicks the engine when the hold ends, and
- * the engine, no longer in a stream, takes what was posted and sleeps
- * with need-wakeup set (comp.c). Caller holds the requester's lock.
+ * the engine, no longer in a stream until an ACK completes something,
+ * takes what was posted and sleeps with need-wakeup set (comp.c).
+ * Caller holds the requester's lock.
  */
 static bool vroce_req_streaming(struct vroce_qp *qp)
 {
 	struct vroce_req *req = &qp->req;
 	u64 now = local_clock();
 
+	/* The last hold ran out with no ACK: not again until one comes. */
+	if (req->stream_ended) {
+		if (req->tail == req->stream_end_tail)
+			return false;
+		req->stream_ended = false;
+	}
 	if (!vroce_stream_waits(req->head - req->tail, now, req->rtt.srtt,
 				&req->stream_until))
 		return false;

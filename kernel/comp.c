@@ -197,10 +197,10 @@ static void vroce_stream_timeout(struct timer_list *t)
 /*
  * The engine waits for an acknowledgement in a stream whose hold ends
  * @left_ns from now (req.c): it is kicked then (two jiffies later at
- * most; never earlier) if none came, so the wait stays bounded when the acknowledgement was
- * lost and the retransmit timer is long, or off. A timer that fires
- * after an acknowledgement has kicked the engine costs one run that
- * finds nothing. Caller holds the requester's lock.
+ * most; never earlier) if none came, so the wait stays bounded when the
+ * acknowledgement was lost and the retransmit timer is long, or off. A
+ * timer that fires after an acknowledgement has kicked the engine costs
+ * one run that finds nothing. Caller holds the requester's lock.
  */
 void vroce_comp_stream(struct vroce_qp *qp, u64 left_ns)
 {

@@ -105,9 +105,8 @@ static inline vr_bool vroce_ackreq_wanted(const struct vroce_ackreq_in *in)
  * VROCE_STREAM_DEPTH WQEs in flight now, or at some time in the last
  * VROCE_STREAM_RTTS round trips (VROCE_STREAM_MIN_US at least,
  * VROCE_STREAM_MAX_US at most: one slow round trip must not make every
- * later dip wait), since one
- * acknowledgement often completes everything in flight and a stream then
- * dips to a few WQEs before it fills again.
+ * later dip wait), since one acknowledgement often completes everything
+ * in flight and a stream then dips to a few WQEs before it fills again.
  *
  * @inflight WQEs are sent and not completed, @now_ns is the time,
  * @srtt_us the smoothed round trip (0: none measured), and *@until_ns

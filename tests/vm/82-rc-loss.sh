@@ -106,6 +106,10 @@ serve() {
 	prog_serve "$1" $(($2 + 60)) "$1: server ran to the end, its checks passed" \
 		"$stress" -d "$dev" -g "$gid" -p "$port" -s --deadline $(($2 + 30))
 	sed 's/^#* */#   /' "/tmp/srv.$1.log"
+	case $(vm_recv "wire-$1" 120) in
+	0 | "") ;;
+	*) wire_state "$1 failed, B" ;;
+	esac
 }
 
 # drive NAME COUNT DEADLINE: A's client, once B's server listens.
@@ -113,11 +117,16 @@ drive() {
 	if ! prog_drive "$1" 120 $(($3 + 30)) "$stress" -d "$dev" -g "$gid" \
 		-p "$port" -n "$2" --deadline "$3" "${opts[@]}" "$VROCE_PEER_IP4"; then
 		tap_fail "$1: server is listening"
+		vm_send "wire-$1" 1
+		wire_state "$1 failed, A"
 		return
 	fi
 	tap_result "$prog_plan" "$1: client printed a plan"
 	tap_result "$prog_rc" "$1: client exit status $prog_rc, $2 messages in $prog_secs s"
 	[ -s "/tmp/cli.$1.err" ] && sed 's/^/#   /' "/tmp/cli.$1.err"
+	# A failed run: both sides say how their wire stands.
+	vm_send "wire-$1" "$prog_rc"
+	[ "$prog_rc" = 0 ] || wire_state "$1 failed, A"
 }
 
 # run_phase NAME COUNT DEADLINE

@@ -145,7 +145,9 @@ round() {
 		tap_result $? "round $k ($desc): vroce0 up again"
 	fi
 	wait_for 20 test "$(resources)" = "$base"
-	tap_result $? "round $k ($desc): resources back to the start ($(resources))"
+	rc=$?
+	tap_result $rc "round $k ($desc): resources back to the start ($(resources))"
+	[ "$rc" -eq 0 ] || wire_state "round $k"
 	vm_barrier "round-$k" 120
 }
 

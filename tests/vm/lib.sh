@@ -35,6 +35,8 @@
 #                         print the index of the RoCE v2 GID of DEV for the
 #                         IPv4 or IPv6 address ADDR
 #   vm_wait_port_active DEV [S] [PORT]
+#   wire_state LABEL      pair case failed: eth0, its queues and a ping of
+#                         the peer, as diagnostics
 #
 # The harness (scripts/vm-init) exports VROCE_ROLE (single, a or b),
 # VROCE_SELF_IP4/6, VROCE_PEER_IP4/6, VROCE_SHARED (pair: directory shared by
@@ -150,6 +152,28 @@ tap_done() {
 # VROCE_VM_TIMEOUT_SCALE as VROCE_TIME_SCALE; 1 on Debian's kernels).
 vm_scaled() {
 	echo $(($1 * ${VROCE_TIME_SCALE:-1}))
+}
+
+# wire_state LABEL: eth0 and the wire to the peer, as diagnostics, for a
+# pair case that failed: a wire that stalled in one direction (a case that
+# failed for no fault of either RDMA device) is told from a device that
+# lost its packets. eth0's counters, its qdisc's backlog, the bytes its
+# TX queues hold (BQL) and their TX timeouts, the virtio interrupts, and
+# whether the peer answers pings, with eth0's counters after them. Each
+# step is bounded: a stalled wire or a held RTNL must not hang the case.
+wire_state() {
+	_ws=/sys/class/net/eth0
+	tap_diag "$1: eth0 tx_packets $(cat $_ws/statistics/tx_packets) rx_packets $(cat $_ws/statistics/rx_packets) tx_dropped $(cat $_ws/statistics/tx_dropped) rx_dropped $(cat $_ws/statistics/rx_dropped)"
+	timeout -k 2 5 tc -s qdisc show dev eth0 2>&1 | sed -n '1,6p' |
+		while read -r _wq; do tap_diag "$1: qdisc: $_wq"; done
+	for _wq in "$_ws"/queues/tx-*; do
+		tap_diag "$1: ${_wq##*/}: BQL inflight $(cat "$_wq/byte_queue_limits/inflight" 2>/dev/null || echo ?) bytes, tx_timeout $(cat "$_wq/tx_timeout" 2>/dev/null || echo ?)"
+	done
+	grep -E 'virtio[0-9]+-(input|output)' /proc/interrupts 2>/dev/null |
+		while read -r _wq; do tap_diag "$1: irq: $_wq"; done
+	_wq=$(timeout -k 2 10 busybox ping -c 5 -W 1 -q "$VROCE_PEER_IP4" 2>&1 |
+		grep -E 'packets transmitted')
+	tap_diag "$1: ping $VROCE_PEER_IP4: ${_wq:-no answer}; eth0 now tx_packets $(cat $_ws/statistics/tx_packets) rx_packets $(cat $_ws/statistics/rx_packets)"
 }
 
 # run_timeout S CMD...: like timeout(1) with S scaled, and says so when it

@@ -103,13 +103,15 @@ counter_deltas() {
 
 # serve NAME DEADLINE: B's server, announced to A once it listens.
 serve() {
+	local w
 	prog_serve "$1" $(($2 + 60)) "$1: server ran to the end, its checks passed" \
 		"$stress" -d "$dev" -g "$gid" -p "$port" -s --deadline $(($2 + 30))
 	sed 's/^#* */#   /' "/tmp/srv.$1.log"
-	case $(vm_recv "wire-$1" 120) in
-	0 | "") ;;
-	*) wire_state "$1 failed, B" ;;
-	esac
+	if ! w=$(vm_recv "wire-$1" 120); then
+		tap_diag "$1: no word from A on how its client ended"
+	elif [ "$w" != 0 ]; then
+		wire_state "$1 failed, B"
+	fi
 }
 
 # drive NAME COUNT DEADLINE: A's client, once B's server listens.

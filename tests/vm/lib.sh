@@ -159,7 +159,8 @@ vm_scaled() {
 # failed for no fault of either RDMA device) is told from a device that
 # lost its packets. eth0's counters, its qdisc's backlog, the bytes its
 # TX queues hold (BQL) and their TX timeouts, the virtio interrupts, and
-# whether the peer answers pings, with eth0's counters after them. Each
+# whether the peer answers pings, with eth0's counters after them, and
+# QEMU's view of both VMs' virtio-net queues, which the host adds. Each
 # step is bounded: a stalled wire or a held RTNL must not hang the case.
 wire_state() {
 	_ws=/sys/class/net/eth0
@@ -174,6 +175,21 @@ wire_state() {
 	_wq=$(timeout -k 2 10 busybox ping -c 5 -W 1 -q "$VROCE_PEER_IP4" 2>&1 |
 		grep -E 'packets transmitted')
 	tap_diag "$1: ping $VROCE_PEER_IP4: ${_wq:-no answer}; eth0 now tx_packets $(cat $_ws/statistics/tx_packets) rx_packets $(cat $_ws/statistics/rx_packets)"
+	# QEMU's view of both NICs, from the host (scripts/vm, state_watch).
+	[ -n "${VROCE_OUT:-}" ] || return 0
+	rm -f "$VROCE_OUT/qemu-state.sum"
+	: >"$VROCE_OUT/qemu-state.request"
+	for _wq in $(seq 1 60); do
+		[ -s "$VROCE_OUT/qemu-state.sum" ] && break
+		sleep 0.5
+	done
+	if [ -s "$VROCE_OUT/qemu-state.sum" ]; then
+		while read -r _wq; do
+			tap_diag "$1: ${_wq#vm: }"
+		done <"$VROCE_OUT/qemu-state.sum"
+	else
+		tap_diag "$1: no answer from the host about QEMU's NICs"
+	fi
 }
 
 # run_timeout S CMD...: like timeout(1) with S scaled, and says so when it

@@ -68,6 +68,15 @@ base=$(resources)
 tap_diag "resources at the start: $base"
 slab0=$(awk '/^SUnreclaim:/ { print $2 }' /proc/meminfo)
 
+gone() { ! kill -0 "$1" 2>/dev/null; }
+
+# stuck PID: whether PID, sent SIGKILL, is still there 10 s later.
+stuck() {
+	gone "$1" && return 1
+	kill -9 "$1" 2>/dev/null
+	! wait_for 10 gone "$1"
+}
+
 # round K WHO WHAT DESC: one disruption. WHO (a or b) does WHAT.
 round() {
 	local k=$1 who=$2 what=$3 desc=$4 gid pid t0 rc log secs up
@@ -128,7 +137,17 @@ round() {
 		kill -9 "$pid"
 		rc=1
 	fi
-	{ wait "$pid"; } 2>/dev/null
+	if stuck "$pid"; then
+		# kill -9 cannot end it: it sleeps in the kernel (a destroy
+		# that waits). Say where, and how the wire stands, while the
+		# peer still runs; waiting for it would hang the case.
+		tap_fail "round $k ($desc): pid $pid outlives kill -9"
+		sed 's/^/#   stack: /' "/proc/$pid/stack" 2>/dev/null
+		dmesg | grep -E 'destroy waits' | tail -n 3 | sed 's/^/#   /'
+		wire_state "round $k"
+	else
+		{ wait "$pid"; } 2>/dev/null
+	fi
 	secs=$(($(date +%s) - t0))
 	if [ "$VROCE_ROLE" = a ] && [ "$who" = b ]; then
 		grep -qE 'retry counter exceeded|flush' "$log"

@@ -34,7 +34,12 @@ static void vroce_dealloc_driver(struct ib_device *ibdev)
 	vroce_keys_destroy(vdev);
 	ida_destroy(&vdev->qpn_ida);
 	ida_destroy(&vdev->pd_ida);
+	/*
+	 * The netdev first: a driver that frees its packets only once its
+	 * netdev is unregistered (a hot-unplugged NIC) gets there.
+	 */
 	netdev_put(vdev->ndev, &vdev->ndev_tracker);
+	vroce_qp_refs_wait(vdev);
 }
 
 static const struct ib_device_ops vroce_dev_ops = {
@@ -286,6 +291,7 @@ int vroce_dev_add(const char *name, struct net_device *ndev)
 	ib_set_device_ops(&vdev->ibdev, &vroce_dev_ops);
 	vdev->ibdev.driver_def = vroce_uapi_defs;
 	INIT_LIST_HEAD(&vdev->node);
+	vroce_qp_refs_init(vdev);
 	ida_init(&vdev->pd_ida);
 	ida_init(&vdev->qpn_ida);
 	/* ib_cm creates and destroys AHs with interrupts off. */

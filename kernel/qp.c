@@ -191,11 +191,9 @@ int vroce_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	ibqp->qp_num = qpn;
 
 	err = -ENOMEM;
-	qp->ref = kzalloc(sizeof(*qp->ref), GFP_KERNEL_ACCOUNT);
+	qp->ref = vroce_qp_ref_new(qp, vdev);
 	if (!qp->ref)
 		goto qpn;
-	refcount_set(&qp->ref->count, 1);
-	qp->ref->qp = qp;
 	qp->wqe_buf = kmalloc(sq_stride, GFP_KERNEL_ACCOUNT);
 	if (!qp->wqe_buf)
 		goto ref;
@@ -232,7 +230,7 @@ rings:
 buf:
 	kfree(qp->wqe_buf);
 ref:
-	kfree(qp->ref);		/* never published */
+	vroce_qp_ref_put(qp->ref);	/* never published */
 qpn:
 	if (qpn != 1)
 		ida_free(&vdev->qpn_ida, qpn);
@@ -240,9 +238,10 @@ qpn:
 }
 
 /*
- * Waits until no packet or lookup holds @qp. Packets the stack holds go
- * when a driver frees them; if one never does (a stalled wire), say every
- * half minute who still holds what, rather than hang without a word.
+ * Waits until no lookup holds @qp: the receive path and the timers hold
+ * it for a moment, a coalesced ACK until it is sent. Packets in the stack
+ * do not (struct vroce_qp_ref). Should one never let go, say every half
+ * minute who still holds what, rather than hang without a word.
  */
 static void vroce_qp_wait_released(struct vroce_qp *qp)
 {
@@ -250,12 +249,9 @@ static void vroce_qp_wait_released(struct vroce_qp *qp)
 	bool rc = !vroce_qp_is_ud(qp);
 
 	while (!wait_for_completion_timeout(&qp->released, 30 * HZ))
-		pr_warn_ratelimited("%s: QP %u destroy waits: %u references, %d requester and %d READ response packets in the stack (%d on the device), ACK queued %d\n",
+		pr_warn_ratelimited("%s: QP %u destroy waits: %u references, ACK queued %d\n",
 			dev_name(&vdev->ibdev.dev), qp->ibqp.qp_num,
 			refcount_read(&qp->ref->count),
-			rc ? atomic_read(&qp->req.stack) : 0,
-			rc ? atomic_read(&qp->resp.skbs) : 0,
-			atomic_read(&vdev->tx_stack),
 			rc ? READ_ONCE(qp->resp.ack_queued) : 0);
 }
 
@@ -273,10 +269,6 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	/* READ responses not sent yet are not sent any more. */
 	if (!vroce_qp_is_ud(qp))
 		vroce_resp_reset(qp);
-	/* Nor does a new requester packet hold it (tx_pace.c). */
-	mutex_lock(&qp->state_lock);
-	qp->closing = true;
-	mutex_unlock(&qp->state_lock);
 	vroce_qp_put(qp);
 	vroce_qp_wait_released(qp);
 	/*
@@ -293,10 +285,10 @@ int vroce_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		vroce_comp_stop(qp);
 	}
 	cancel_work_sync(&qp->tx_work);
-	/* The engine read it to take references (refused since 0). */
-	kfree_rcu(qp->ref, rcu);
+	/* Its packets still in the stack hold the rest (tx_pace.c). */
+	vroce_qp_ref_put(qp->ref);
 	__skb_queue_purge(&qp->tx_batch);	/* empty after every run */
-	/* No packet, engine or timer uses it: its type 2 windows go. */
+	/* No engine or timer uses it now: its type 2 windows go. */
 	vroce_mw_unbind_qp(qp);
 	if (vroce_qp_is_ud(qp))
 		vroce_mcast_detach_qp(qp);

@@ -81,8 +81,6 @@ struct vroce_req {
 	struct timer_list stream_timer;	/* kicks the engine then (req.c) */
 	bool stream_ended;		/* ... and no ACK completed anything since */
 	u32 stream_end_tail;		/* tail when it did */
-	unsigned long pace_flags;	/* it waits for the stack (tx_pace.c) */
-	atomic_t stack;			/* its packets the stack holds */
 	bool resynced;
 	bool probe;			/* timed out: only una goes out */
 	bool timer_confirm;		/* the retry timer expired once */
@@ -152,9 +150,7 @@ struct vroce_resp {
 	/* A READ response waits for ODP pages: on that MR's list (odp.c). */
 	struct list_head odp_link;
 	void *odp_on;
-	atomic_t skbs;			/* READ responses sent, not yet freed */
 	u32 skbs_peak;			/* the most there were (restrack.c) */
-	unsigned long pace_flags;	/* they wait for the stack (tx_pace.c) */
 	/* A coalesced ACK (resp_ack.c): what it acknowledges. */
 	bool ack_pending;
 	bool ack_queued;		/* on a CPU's list, holding a reference */

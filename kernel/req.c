@@ -814,7 +814,7 @@ static int vroce_req_next(struct vroce_qp *qp, struct vroce_req_out *out)
 		req->blocked = true;
 		return VROCE_TX_WAIT;
 	}
-	if (vroce_pace_wait(qp, &req->stack, &req->pace_flags))
+	if (vroce_pace_wait(qp, &qp->ref->req))
 		return VROCE_TX_WAIT;
 	/* READ responses and atomic ACKs land in mapped pages. */
 	if (vroce_wr_is_rd_atomic(w->opcode) &&

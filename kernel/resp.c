@@ -368,18 +368,19 @@ static void vroce_resp_atomic_ack(struct vroce_qp *qp, struct sk_buff_head *q,
  */
 static void vroce_resp_skb_done(struct sk_buff *skb)
 {
-	struct vroce_qp *qp = vroce_pace_take(skb);
+	struct vroce_qp_ref *ref = vroce_pace_take(skb);
 	bool wake;
 
-	if (!qp)
+	if (!ref)
 		return;
-	if (vroce_pace_freed(qp, &qp->resp.skbs, &qp->resp.pace_flags,
-			     &wake) == VROCE_RESP_SKBS_LOW &&
-	    !vroce_pace_waiting(&qp->resp.pace_flags))
+	rcu_read_lock();	/* vroce_qp_ref_put() */
+	if (vroce_pace_freed(ref, &ref->resp, &wake) == VROCE_RESP_SKBS_LOW &&
+	    !vroce_pace_waiting(&ref->resp))
 		wake = true;
 	if (wake)
-		vroce_tx_kick(qp);
-	vroce_qp_put(qp);
+		vroce_pace_kick(ref);
+	vroce_qp_ref_put(ref);
+	rcu_read_unlock();
 }
 
 /*
@@ -402,8 +403,8 @@ static int vroce_resp_read_odp(struct vroce_qp *qp, struct vroce_res *res)
 }
 
 /*
- * The next READ response of @res, holding a reference on the QP until it
- * is freed; NULL if none can be built (the requester asks again),
+ * The next READ response of @res, counted for the QP until it is freed
+ * (tx_pace.c); NULL if none can be built (the requester asks again),
  * ERR_PTR(-EAGAIN) if it waits for an ODP fault (vroce_resp_read_odp()),
  * or ERR_PTR(-EACCES) if its MR was deregistered meanwhile or its page
  * cannot be mapped (*@psn is then the response's PSN). Caller holds the
@@ -442,21 +443,15 @@ static struct sk_buff *vroce_resp_read_skb(struct vroce_qp *qp,
 	/* The MR's pages go out as fragments, without a copy, if they may. */
 	skb = t.paylen ? vroce_pkt_build_mr(&t, res->mr, res->mr_key, va) :
 			 vroce_pkt_build(&t, &p, GFP_ATOMIC);
-	if (skb && !refcount_inc_not_zero(&qp->ref->count)) {
-		kfree_skb(skb);		/* the QP is being destroyed */
-		skb = NULL;
-	}
 	revoked = !skb && t.paylen && !vroce_mr_live(res->mr, res->mr_key);
 	if (!res->rd.active || !skb)
 		vroce_res_stop(res);	/* done; or the requester asks again */
 	*psn = t.psn;
 	if (!skb)
 		return revoked ? ERR_PTR(-EACCES) : NULL;
-	vroce_pace_sent(qp, &qp->resp.skbs);
+	vroce_pace_hold(qp, &qp->ref->resp, skb, vroce_resp_skb_done);
 	qp->resp.skbs_peak = max_t(u32, qp->resp.skbs_peak,
-				   atomic_read(&qp->resp.skbs));
-	skb_shinfo(skb)->destructor_arg = qp;
-	skb->destructor = vroce_resp_skb_done;
+				   atomic_read(&qp->ref->resp.n));
 	return skb;
 }
 
@@ -512,8 +507,8 @@ static void vroce_resp_fill(struct vroce_qp *qp, struct sk_buff_head *q,
 			continue;
 		}
 		if (built >= budget ||
-		    atomic_read(&resp->skbs) >= VROCE_RESP_SKBS_HIGH ||
-		    vroce_pace_wait(qp, &resp->skbs, &resp->pace_flags))
+		    atomic_read(&qp->ref->resp.n) >= VROCE_RESP_SKBS_HIGH ||
+		    vroce_pace_wait(qp, &qp->ref->resp))
 			break;
 		skb = vroce_resp_read_skb(qp, res, &psn);
 		if (PTR_ERR(skb) == -EAGAIN)
@@ -566,8 +561,9 @@ static bool vroce_resp_push(struct vroce_qp *qp, u32 budget)
 		spin_lock_bh(&resp->lock);
 		if (!budget) {
 			more = resp->res_tail != resp->res_head &&
-			       atomic_read(&resp->skbs) < VROCE_RESP_SKBS_HIGH &&
-			       !vroce_pace_waiting(&resp->pace_flags);
+			       atomic_read(&qp->ref->resp.n) <
+			       VROCE_RESP_SKBS_HIGH &&
+			       !vroce_pace_waiting(&qp->ref->resp);
 			more |= !skb_queue_empty(&resp->later);
 			break;
 		}

@@ -62,7 +62,16 @@ static int vroce_fill_res_resp(struct sk_buff *msg, struct vroce_qp *qp)
 	r.answers_queued = resp->res_head - resp->res_tail;
 	r.read_skbs_peak = resp->skbs_peak;
 	spin_unlock_bh(&resp->lock);
-	r.read_skbs = atomic_read(&resp->skbs);
+	/*
+	 * A dump may run while destroy_qp drops the QP's hold on its ref
+	 * (ib_core deletes the QP's restrack entry after destroy_qp), which
+	 * then goes a grace period after its last packet: dying is set
+	 * before that.
+	 */
+	rcu_read_lock();
+	r.read_skbs = READ_ONCE(qp->dying) ? 0 :
+		      atomic_read(&qp->ref->resp.n);
+	rcu_read_unlock();
 
 	if (rdma_nl_put_driver_u32(msg, "rq_psn", r.rq_psn) ||
 	    rdma_nl_put_driver_u32(msg, "msn", r.msn) ||

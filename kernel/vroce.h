@@ -94,6 +94,8 @@ struct vroce_dev {
 	atomic_t n_ah;
 	atomic_t n_srq;
 	atomic_t tx_stack;		/* packets the stack holds (tx_pace.c) */
+	refcount_t qp_refs;		/* 1 + its vroce_qp_refs (tx_pace.c) */
+	struct completion qp_refs_gone;
 	atomic_t next_cqn;
 	atomic_t n_xrcd;
 	struct xarray srqs;		/* srqn -> vroce_srq, RCU (xrc.c) */
@@ -349,17 +351,31 @@ struct vroce_qp_attrs {
 	struct rdma_ah_attr ah_attr;
 };
 
+/* A flow's packets the stack holds, and whether it waits (tx_pace.c). */
+struct vroce_pace {
+	atomic_t n;
+	unsigned long flags;
+};
+
 /*
- * What the QP table holds: the receive path finds a QP by number without
- * a lock and takes a reference here. ib_core frees the QP as soon as
- * destroy_qp returns, so this part lives apart and goes after a grace
- * period (kfree_rcu): destroy_qp waits for the references, never for a
- * grace period.
+ * What outlives a QP. The QP table holds it: the receive path finds a QP
+ * by number without a lock and takes a reference (count) here. ib_core
+ * frees the QP as soon as destroy_qp returns, which waits for those
+ * references, never for a grace period; this part goes a grace period
+ * after its last holder (kfree_rcu). Its holders are the QP and the
+ * QP's packets in the stack, which count against its flows here until
+ * they are freed: a packet never pins the QP itself, so a NIC that keeps
+ * packets (a stalled wire) cannot hold up destroy_qp; the device's
+ * removal waits for them instead (tx_pace.c).
  */
 struct vroce_qp_ref {
 	struct rcu_head rcu;
 	refcount_t count;		/* the QP's own one, and lookups' */
-	struct vroce_qp *qp;
+	refcount_t holders;		/* the QP, and its packets */
+	struct vroce_qp *qp;		/* valid while count is not 0 */
+	struct vroce_dev *vdev;
+	struct vroce_pace req;		/* the requester's packets */
+	struct vroce_pace resp;		/* READ responses */
 };
 
 struct vroce_qp {
@@ -385,7 +401,6 @@ struct vroce_qp {
 	struct vroce_resp resp;		/* RC, UC */
 	bool err_pending;		/* the engine moves the QP to ERR */
 	bool dying;			/* destroy: nothing may kick the engine */
-	bool closing;			/* destroy: no packet takes a reference */
 	struct list_head bound_mws;	/* type 2 MWs bound on it; keys lock */
 	int err_event;			/* enum ib_event_type to raise, or -1 */
 };
@@ -737,15 +752,21 @@ void vroce_qp_xmit_queue(struct vroce_qp *qp, struct sk_buff_head *q);
 void vroce_xmit_list(struct vroce_dev *vdev, struct sk_buff_head *q,
 		     const struct vroce_path *p);
 void vroce_qp_xmit_batch(struct vroce_qp *qp, struct sk_buff *skb);
-struct vroce_qp *vroce_pace_take(struct sk_buff *skb);
+struct vroce_qp_ref *vroce_qp_ref_new(struct vroce_qp *qp,
+				      struct vroce_dev *vdev);
+void vroce_qp_ref_put(struct vroce_qp_ref *ref);
+void vroce_qp_refs_init(struct vroce_dev *vdev);
+void vroce_qp_refs_wait(struct vroce_dev *vdev);
+struct vroce_qp_ref *vroce_pace_take(struct sk_buff *skb);
 void vroce_pace_batch(struct sk_buff *head, struct sk_buff *list);
 void vroce_pace_own(struct vroce_qp *qp, struct sk_buff *skb);
-void vroce_pace_sent(struct vroce_qp *qp, atomic_t *count);
-int vroce_pace_freed(struct vroce_qp *qp, atomic_t *count,
-		     unsigned long *flags, bool *wake);
-bool vroce_pace_wait(struct vroce_qp *qp, atomic_t *count,
-		     unsigned long *flags);
-bool vroce_pace_waiting(const unsigned long *flags);
+void vroce_pace_hold(struct vroce_qp *qp, struct vroce_pace *p,
+		     struct sk_buff *skb, void (*done)(struct sk_buff *skb));
+int vroce_pace_freed(struct vroce_qp_ref *ref, struct vroce_pace *p,
+		     bool *wake);
+void vroce_pace_kick(struct vroce_qp_ref *ref);
+bool vroce_pace_wait(struct vroce_qp *qp, struct vroce_pace *p);
+bool vroce_pace_waiting(const struct vroce_pace *p);
 void vroce_qp_xmit_flush(struct vroce_qp *qp);
 
 /* local.c: packets between QPs of this device, never built */

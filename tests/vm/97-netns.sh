@@ -178,7 +178,7 @@ done
 ip link del br0 || rc=1
 tap_result $rc "rdma link delete vrocens0..6, namespaces and bridge removed"
 
-bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|general protection fault|Call Trace|refcount_t:|list_(add|del) corruption|UBSAN|KASAN|hung_task|blocked for more than|destroy waits|unregister_netdevice: waiting')
+bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|general protection fault|Call Trace|refcount_t:|list_(add|del) corruption|UBSAN|KASAN|hung_task|blocked for more than|destroy waits|removal waits for|unregister_netdevice: waiting')
 [ -z "$bad" ]
 tap_result $? "kernel log: no WARNING, BUG, oops, hung task or netdev leak"
 [ -z "$bad" ] || printf '%s\n' "$bad" | head -n 40 | sed 's/^/#   /'

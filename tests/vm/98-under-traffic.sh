@@ -143,7 +143,7 @@ round() {
 		# peer still runs; waiting for it would hang the case.
 		tap_fail "round $k ($desc): pid $pid outlives kill -9"
 		sed 's/^/#   stack: /' "/proc/$pid/stack" 2>/dev/null
-		dmesg | grep -E 'destroy waits' | tail -n 3 | sed 's/^/#   /'
+		dmesg | grep -E 'destroy waits|removal waits for' | tail -n 3 | sed 's/^/#   /'
 		wire_state "round $k"
 	else
 		{ wait "$pid"; } 2>/dev/null

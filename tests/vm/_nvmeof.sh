@@ -521,7 +521,7 @@ pair_finish() {
 # of the state follows a failure).
 kernel_oops_check() {
 	local bad
-	bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|general protection fault|Call Trace|refcount_t:|list_(add|del) corruption|UBSAN|KASAN|hung_task|blocked for more than|destroy waits')
+	bad=$(dmesg | grep -E 'WARNING:|BUG:|Oops|general protection fault|Call Trace|refcount_t:|list_(add|del) corruption|UBSAN|KASAN|hung_task|blocked for more than|destroy waits|removal waits for')
 	[ -z "$bad" ]
 	tap_result $? "kernel log: no WARNING, BUG, oops or hung task"
 	[ -z "$bad" ] || { printf '%s\n' "$bad" | head -n 40 | sed 's/^/#   /'; failure_info; }

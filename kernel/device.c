@@ -20,6 +20,12 @@ static void vroce_dealloc_driver(struct ib_device *ibdev)
 {
 	struct vroce_dev *vdev = to_vdev(ibdev);
 
+	/*
+	 * First, while vdev is still on the list: module unload, which
+	 * unregisters every device on it, then waits for this removal (and
+	 * the module's code stays until it is over).
+	 */
+	vroce_qp_refs_wait(vdev);
 	mutex_lock(&vroce_lock);
 	if (!list_empty(&vdev->node)) {
 		list_del_rcu(&vdev->node);
@@ -34,12 +40,7 @@ static void vroce_dealloc_driver(struct ib_device *ibdev)
 	vroce_keys_destroy(vdev);
 	ida_destroy(&vdev->qpn_ida);
 	ida_destroy(&vdev->pd_ida);
-	/*
-	 * The netdev first: a driver that frees its packets only once its
-	 * netdev is unregistered (a hot-unplugged NIC) gets there.
-	 */
 	netdev_put(vdev->ndev, &vdev->ndev_tracker);
-	vroce_qp_refs_wait(vdev);
 }
 
 static const struct ib_device_ops vroce_dev_ops = {

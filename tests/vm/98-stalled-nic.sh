@@ -13,10 +13,11 @@
 #     for packets in the stack; before, it waited until the NIC freed
 #     them, forever on a wire that stalled);
 #   - rdma link delete waits while the qdisc still holds them (the device
-#     must outlive its packets' destructors), and ends once the qdisc is
-#     deleted, which frees them: destructors that run after their QP was
-#     destroyed (the debug kernel of make check-debug watches those
-#     frees);
+#     must outlive its packets' destructors), and so does an rmmod started
+#     meanwhile (the module's code must stay until that removal is over);
+#     both end once the qdisc is deleted, which frees them: destructors
+#     that run after their QP was destroyed (the debug kernel of make
+#     check-debug watches those frees);
 #   - vroce0 comes back and its port goes active.
 # The harness checks dmesg for oopses and warnings.
 #
@@ -81,11 +82,22 @@ if [ "$VROCE_ROLE" = b ]; then
 	sleep 3
 	kill -0 "$del" 2>/dev/null
 	tap_result $? "rdma link delete waits while the qdisc holds the packets"
+	# rmmod meanwhile waits for that removal: the module's code must stay
+	# until the removal is over.
+	rmmod vroce 2>/tmp/stall-rmmod.log &
+	rmm=$!
+	sleep 3
+	kill -0 "$rmm" 2>/dev/null
+	tap_result $? "rmmod vroce waits for the removal too"
 	tc qdisc del dev eth0 root 2>/dev/null
 	wait_for 30 gone "$del"
 	tap_result $? "rdma link delete ends once the qdisc has freed them"
 	wait "$del"
 	tap_result $? "rdma link delete succeeds"
+	wait_for 30 gone "$rmm"
+	wait "$rmm"
+	tap_result $? "rmmod vroce succeeds once it is over $(cat /tmp/stall-rmmod.log)"
+	tap_check "vroce loaded again" modprobe vroce
 	tap_check "vroce0 added again" rdma link add vroce0 type vroce netdev eth0
 	vm_ib_nodes
 	tap_check "vroce0 port active again" vm_wait_port_active vroce0 30

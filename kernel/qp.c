@@ -238,9 +238,10 @@ qpn:
 }
 
 /*
- * Waits until no lookup holds @qp: the receive path and the timers hold
- * it for a moment, a coalesced ACK until it is sent. Packets in the stack
- * do not (struct vroce_qp_ref). Should one never let go, say every half
+ * Waits until no lookup holds @qp: the receive path holds it for a
+ * moment, a coalesced ACK until it is sent, a READ response that waits
+ * for an ODP fault until the fault is done. Packets in the stack do not
+ * (struct vroce_qp_ref). Should one never let go, say every half
  * minute who still holds what, rather than hang without a word.
  */
 static void vroce_qp_wait_released(struct vroce_qp *qp)

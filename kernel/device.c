@@ -19,11 +19,23 @@ static DEFINE_MUTEX(vroce_lock);
 static void vroce_dealloc_driver(struct ib_device *ibdev)
 {
 	struct vroce_dev *vdev = to_vdev(ibdev);
+	struct net_device *ndev = vdev->ndev;
 
+	vroce_mcast_destroy(vdev);
 	/*
-	 * First, while vdev is still on the list: module unload, which
-	 * unregisters every device on it, then waits for this removal (and
-	 * the module's code stays until it is over).
+	 * The netdev goes back before the wait below: a hot-unplugged NIC
+	 * may free the packets in its ring only once its unregistration,
+	 * which waits for this reference, is over. The device stays on the
+	 * list with no netdev that lookups can match.
+	 */
+	mutex_lock(&vroce_lock);
+	WRITE_ONCE(vdev->ndev, NULL);
+	mutex_unlock(&vroce_lock);
+	netdev_put(ndev, &vdev->ndev_tracker);
+	/*
+	 * On the list still: module unload, which unregisters every device
+	 * on it, waits for this removal, and so for the last packet's
+	 * destructor.
 	 */
 	vroce_qp_refs_wait(vdev);
 	mutex_lock(&vroce_lock);
@@ -33,14 +45,12 @@ static void vroce_dealloc_driver(struct ib_device *ibdev)
 	}
 	mutex_unlock(&vroce_lock);
 
-	vroce_mcast_destroy(vdev);
 	xa_destroy(&vdev->ahs);
 	xa_destroy(&vdev->qps);
 	xa_destroy(&vdev->srqs);
 	vroce_keys_destroy(vdev);
 	ida_destroy(&vdev->qpn_ida);
 	ida_destroy(&vdev->pd_ida);
-	netdev_put(vdev->ndev, &vdev->ndev_tracker);
 }
 
 static const struct ib_device_ops vroce_dev_ops = {
@@ -132,7 +142,7 @@ struct vroce_dev *vroce_dev_get_by_netdev(struct net_device *ndev)
 
 	rcu_read_lock();
 	list_for_each_entry_rcu(vdev, &vroce_devices, node)
-		if (vdev->ndev == ndev) {
+		if (READ_ONCE(vdev->ndev) == ndev) {
 			if (ib_device_try_get(&vdev->ibdev))
 				found = vdev;
 			break;
@@ -268,10 +278,14 @@ static void vroce_catch_up_netdev(struct vroce_dev *vdev)
 
 	rtnl_lock();
 	mutex_lock(&vroce_lock);
-	gone = vdev->ndev->reg_state != NETREG_REGISTERED ||
-	       vroce_net_moved(vdev);
-	vroce_netdev_event_locked(vdev, gone ? NETDEV_UNREGISTER :
-					       NETDEV_CHANGE);
+	/* One that is being removed already may have given its netdev back. */
+	if (ib_device_try_get(&vdev->ibdev)) {
+		gone = vdev->ndev->reg_state != NETREG_REGISTERED ||
+		       vroce_net_moved(vdev);
+		vroce_netdev_event(vdev, gone ? NETDEV_UNREGISTER :
+						NETDEV_CHANGE);
+		ib_device_put(&vdev->ibdev);
+	}
 	mutex_unlock(&vroce_lock);
 	rtnl_unlock();
 }

@@ -155,10 +155,11 @@ bool vroce_net_moved(struct vroce_dev *vdev)
 /*
  * A namespace goes: its sockets must close now. Our subsystem operations
  * run after the device ones, so its netdevs are gone already: a virtual
- * one was unregistered, and the reference our device holds on it made
- * that wait until the device was freed, so no entry is left; a physical
- * one was moved to init_net, and the removal of its vroce device is only
- * queued, so the entry, taken off the list, waits for that device's put.
+ * one was unregistered, which waited for our device's removal to give
+ * the netdev back, but that removal may still wait for its last packets;
+ * a physical one was moved to init_net, and the removal of its vroce
+ * device is only queued. Either way an entry left here is taken off the
+ * list, and waits for that device's put.
  */
 static void vroce_net_ns_exit(struct net *net)
 {
